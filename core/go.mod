@@ -1,0 +1,3 @@
+module github.com/zerotal/lock/core
+
+go 1.26

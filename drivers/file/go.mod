@@ -1,0 +1,3 @@
+module github.com/zerotal/lock/drivers/file
+
+go 1.26

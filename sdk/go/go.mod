@@ -1,0 +1,3 @@
+module github.com/zerotal/lock/sdk/go
+
+go 1.26

@@ -1,0 +1,3 @@
+module github.com/zerotal/lock/spec
+
+go 1.26

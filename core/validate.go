@@ -1,0 +1,56 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zerotal/lock/core/driver"
+)
+
+// validateKey checks a caller's key against the limits every driver relies
+// on. prefix is counted because drivers see prefix+key.
+func validateKey(prefix, key string) error {
+	switch {
+	case key == "":
+		return &InvalidArgumentError{Field: "key", Reason: "must not be empty"}
+	case len(prefix)+len(key) > driver.MaxKeyLen:
+		return &InvalidArgumentError{Field: "key", Reason: fmt.Sprintf(
+			"is %d bytes with its %d-byte prefix; the limit is %d", len(prefix)+len(key), len(prefix), driver.MaxKeyLen)}
+	case !utf8.ValidString(key):
+		return &InvalidArgumentError{Field: "key", Reason: "must be valid UTF-8 (use lock.Key to encode arbitrary values)"}
+	case strings.IndexByte(key, 0) >= 0:
+		return &InvalidArgumentError{Field: "key", Reason: "must not contain NUL bytes"}
+	}
+	return nil
+}
+
+// validatePrefix checks a manager's prefix once, so that a bad prefix is
+// reported on the first call instead of corrupting keys.
+func validatePrefix(prefix string) error {
+	switch {
+	case len(prefix) >= driver.MaxKeyLen:
+		return &InvalidArgumentError{Field: "prefix", Reason: fmt.Sprintf("is %d bytes; it must leave room for keys within %d", len(prefix), driver.MaxKeyLen)}
+	case !utf8.ValidString(prefix):
+		return &InvalidArgumentError{Field: "prefix", Reason: "must be valid UTF-8"}
+	case strings.IndexByte(prefix, 0) >= 0:
+		return &InvalidArgumentError{Field: "prefix", Reason: "must not contain NUL bytes"}
+	}
+	return nil
+}
+
+func validateTTL(ttl time.Duration) error {
+	if ttl < driver.MinTTL {
+		return &InvalidArgumentError{Field: "ttl", Reason: fmt.Sprintf("is %v; the minimum is %v", ttl, driver.MinTTL)}
+	}
+	return nil
+}
+
+func validateCtx(ctx context.Context) error {
+	if ctx == nil {
+		return &InvalidArgumentError{Field: "ctx", Reason: "must not be nil (use context.Background())"}
+	}
+	return nil
+}

@@ -29,9 +29,9 @@ type Manager struct {
 	kill context.CancelCauseFunc
 
 	mu     sync.Mutex
-	closed atomic.Bool         // set under mu; read without it on fast paths
-	held   map[*Lock]struct{}  // locks this manager holds now, for Close
-	wg     sync.WaitGroup      // refreshers
+	closed atomic.Bool        // set under mu; read without it on fast paths
+	held   map[*Lock]struct{} // locks this manager holds now, for Close
+	wg     sync.WaitGroup     // refreshers
 }
 
 // NewManager returns a Manager that takes locks on d, prepending prefix to

@@ -3,9 +3,15 @@ module github.com/zerotal/lock/drivers/redis
 go 1.26.0
 
 require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/zerotal/lock/core v0.0.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
+
+replace github.com/zerotal/lock/core => ../../core

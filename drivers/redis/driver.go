@@ -1,0 +1,257 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/zerotal/lock/core/driver"
+)
+
+// ErrClosed is returned by every method of a Driver after Close.
+var ErrClosed = errors.New("redis: driver is closed")
+
+// errNoClient is returned by every method of a Driver made by New with a nil
+// client.
+var errNoClient = errors.New("redis: driver has no client (New was given nil)")
+
+// The capabilities the engine discovers by type assertion.
+var (
+	_ driver.Driver    = (*Driver)(nil)
+	_ driver.Extender  = (*Driver)(nil)
+	_ driver.Fencer    = (*Driver)(nil)
+	_ driver.Inspector = (*Driver)(nil)
+	_ driver.Notifier  = (*Driver)(nil)
+)
+
+// Driver is a lock backend on one Redis deployment, reached through a go-redis
+// client. It implements [driver.Driver], [driver.Extender], [driver.Fencer],
+// [driver.Inspector] and [driver.Notifier]. It is safe for concurrent use.
+type Driver struct {
+	client     goredis.UniversalClient
+	ownsClient bool // Open made client, so Close closes it
+
+	// Script arguments that are the same on every call, boxed once so that
+	// calls do not allocate for them.
+	channelArg   any
+	pidArg       any
+	hostArg      any
+	retentionArg any
+
+	notices   notifier
+	closed    atomic.Bool
+	closeOnce sync.Once
+}
+
+// Open connects to the Redis server that url names: redis://host:port/db,
+// rediss:// for TLS, or unix:///path/to/socket?db=N, each with optional
+// user:password@. An empty url means $REDIS_URL. go-redis's query options
+// (dial_timeout, max_retries, …) are accepted too.
+//
+// A URL that cannot be used gives an error wrapping [ErrBadURL] that never
+// contains the password. Open does not contact the server: an unreachable
+// server makes the first call fail. Close closes the client Open made.
+func Open(url string) (*Driver, error) {
+	opts, err := clientOptions(url)
+	if err != nil {
+		return nil, err
+	}
+	d := New(goredis.NewClient(opts))
+	d.ownsClient = true
+	return d, nil
+}
+
+// New returns a Driver on a client the caller already has: a *redis.Client,
+// a *redis.ClusterClient, a sentinel-backed failover client or a
+// *redis.Ring. Close does not close c; the caller still owns it.
+//
+// Every script touches keys of one hash slot, so cluster clients work as
+// they are. Locks are only as safe as the deployment: see the package
+// documentation on replication and failover.
+func New(c goredis.UniversalClient, opts ...Option) *Driver {
+	cfg := defaultConfig()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	host, _ := os.Hostname() // an unknown host is recorded as ""
+	d := &Driver{
+		client:       c,
+		channelArg:   cfg.channel,
+		pidArg:       strconv.Itoa(os.Getpid()),
+		hostArg:      host,
+		retentionArg: cfg.fenceRetention.Milliseconds(),
+	}
+	d.notices.init(c, cfg.channel)
+	return d
+}
+
+// Acquire takes key for owner for ttl, or resets the TTL if owner holds it
+// already, in one round trip.
+func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	token, err := d.acquire(ctx, key, owner, ttl)
+	return token != 0, err
+}
+
+// AcquireFenced is Acquire that also returns the acquisition's fencing token.
+// Tokens are drawn from the server: see [WithFenceRetention] for what they
+// rely on.
+func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.Duration) (uint64, bool, error) {
+	token, err := d.acquire(ctx, key, owner, ttl)
+	return token, token != 0, err
+}
+
+// acquire runs acquireScript and returns the token, 0 when another owner
+// holds key.
+func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Duration) (uint64, error) {
+	if err := d.usable(ctx); err != nil {
+		return 0, err
+	}
+	lock, fence := redisKeys(key)
+	token, err := acquireScript.Run(ctx, d.client, []string{lock, fence},
+		owner, ttlMillis(ttl), d.pidArg, d.hostArg, d.retentionArg).Int64()
+	if err != nil {
+		return 0, d.fail(ctx, "acquire", err)
+	}
+	if token < 0 {
+		return 0, fmt.Errorf("redis: acquire: server returned token %d", token)
+	}
+	return uint64(token), nil
+}
+
+// Release deletes key if owner holds it and announces the release to
+// waiters, in one round trip.
+func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
+	if err := d.usable(ctx); err != nil {
+		return false, err
+	}
+	lock, _ := redisKeys(key)
+	n, err := releaseScript.Run(ctx, d.client, []string{lock}, owner, d.channelArg, key).Int64()
+	if err != nil {
+		return false, d.fail(ctx, "release", err)
+	}
+	return n == 1, nil
+}
+
+// Extend sets key's TTL to ttl from now, by the server's clock, if owner
+// holds it; it never takes a free key.
+func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if err := d.usable(ctx); err != nil {
+		return false, err
+	}
+	lock, _ := redisKeys(key)
+	n, err := extendScript.Run(ctx, d.client, []string{lock}, owner, ttlMillis(ttl)).Int64()
+	if err != nil {
+		return false, d.fail(ctx, "extend", err)
+	}
+	return n == 1, nil
+}
+
+// ForceRelease deletes key whoever holds it and announces the release.
+func (d *Driver) ForceRelease(ctx context.Context, key string) error {
+	if err := d.usable(ctx); err != nil {
+		return err
+	}
+	lock, _ := redisKeys(key)
+	if err := forceReleaseScript.Run(ctx, d.client, []string{lock}, d.channelArg, key).Err(); err != nil {
+		return d.fail(ctx, "force release", err)
+	}
+	return nil
+}
+
+// Exists reports whether key is held; the server has already dropped an
+// expired key.
+func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
+	if err := d.usable(ctx); err != nil {
+		return false, err
+	}
+	lock, _ := redisKeys(key)
+	n, err := d.client.Exists(ctx, lock).Result()
+	if err != nil {
+		return false, d.fail(ctx, "exists", err)
+	}
+	return n == 1, nil
+}
+
+// Inspect returns key's holder in one round trip. AcquiredAt and ExpiresAt
+// are read on the server's clock.
+func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	if err := d.usable(ctx); err != nil {
+		return driver.Holder{}, false, err
+	}
+	lock, _ := redisKeys(key)
+	reply, err := inspectScript.Run(ctx, d.client, []string{lock}).Slice()
+	if errors.Is(err, goredis.Nil) {
+		return driver.Holder{}, false, nil
+	}
+	if err != nil {
+		return driver.Holder{}, false, d.fail(ctx, "inspect", err)
+	}
+	h, err := parseHolder(reply)
+	if err != nil {
+		return driver.Holder{}, false, fmt.Errorf("redis: inspect: %w", err)
+	}
+	return h, true, nil
+}
+
+// Subscribe returns a channel that receives a value when key may have been
+// released. All subscriptions of a Driver share one pub/sub connection,
+// opened by the first Subscribe.
+func (d *Driver) Subscribe(key string) (<-chan struct{}, func()) {
+	return d.notices.subscribe(key)
+}
+
+// Close stops the pub/sub listener and, if Open made the client, closes it.
+// It returns the client's close error the first time and nil after that.
+// Locks still held stay until their TTL.
+func (d *Driver) Close() error {
+	var err error
+	d.closeOnce.Do(func() {
+		d.closed.Store(true)
+		d.notices.close()
+		if d.ownsClient {
+			err = d.client.Close()
+		}
+	})
+	return err
+}
+
+// usable returns the error a call must give before it reaches the server.
+func (d *Driver) usable(ctx context.Context) error {
+	switch {
+	case d.closed.Load():
+		return ErrClosed
+	case d.client == nil:
+		return errNoClient
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// fail wraps a failed call's error so that errors.Is finds ctx.Err() when ctx
+// ended and ErrClosed when the driver was closed meanwhile.
+func (d *Driver) fail(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("redis: %s: %w (%w)", op, ctxErr, err)
+	}
+	if d.closed.Load() {
+		return fmt.Errorf("redis: %s: %w (%w)", op, ErrClosed, err)
+	}
+	return fmt.Errorf("redis: %s: %w", op, err)
+}
+
+// ttlMillis converts ttl to whole milliseconds for PX/PEXPIRE, rounding up
+// so the server never keeps a lock for less than the caller asked.
+func ttlMillis(ttl time.Duration) int64 {
+	return max(int64((ttl+time.Millisecond-1)/time.Millisecond), 1)
+}

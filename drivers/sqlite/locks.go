@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/zerotal/lock/core/driver"
+)
+
+// Acquire takes key for owner for ttl when it is free, expired, held by a
+// local process that has exited, or already held by owner (then only the TTL
+// is reset).
+func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	_, ok, err := d.AcquireFenced(ctx, key, owner, ttl)
+	return ok, err
+}
+
+// AcquireFenced is Acquire that also returns the acquisition's fencing token:
+// one more than the key's previous token on a takeover, the same token when
+// owner already holds key. The first token of a key is 1.
+func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.Duration) (uint64, bool, error) {
+	if d.closed.Load() {
+		return 0, false, ErrClosed
+	}
+	var r busyRetry
+	for {
+		now := time.Now().UnixNano()
+		var token int64
+		err := d.acquireStmt.QueryRowContext(ctx, key, owner, now, expiry(now, ttl),
+			d.self.pid, d.self.start, d.self.scope, d.self.host).Scan(&token)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		if again, err := r.again(ctx, err); !again {
+			if err != nil {
+				return 0, false, d.fail("acquire", err)
+			}
+			return uint64(token), true, nil
+		}
+	}
+}
+
+// Release frees key if owner holds it and its TTL has not passed. The key's
+// row, and so its token counter, stays.
+func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
+	ok, err := d.update(ctx, "release", d.releaseStmt, key, owner, time.Now().UnixNano())
+	if ok {
+		d.hub.notify(key)
+	}
+	return ok, err
+}
+
+// Extend sets key's expiry to ttl from now if owner holds it and its TTL has
+// not passed. It never takes a free key.
+func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	now := time.Now().UnixNano()
+	return d.update(ctx, "extend", d.extendStmt, key, owner, now, expiry(now, ttl))
+}
+
+// ForceRelease frees key whoever holds it.
+func (d *Driver) ForceRelease(ctx context.Context, key string) error {
+	ok, err := d.update(ctx, "force release", d.forceStmt, key)
+	if ok {
+		d.hub.notify(key)
+	}
+	return err
+}
+
+// update runs a guarded UPDATE and reports whether it changed a row. The
+// arguments carry their own timestamps: a retry reuses them, which only makes
+// the guard stricter by the time spent waiting.
+func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args ...any) (bool, error) {
+	if d.closed.Load() {
+		return false, ErrClosed
+	}
+	var r busyRetry
+	for {
+		res, err := stmt.ExecContext(ctx, args...)
+		var n int64
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if again, err := r.again(ctx, err); !again {
+			if err != nil {
+				return false, d.fail(op, err)
+			}
+			return n > 0, nil
+		}
+	}
+}
+
+// Exists reports whether key has a live holder: owned, not expired, and not
+// held by a local process that has exited.
+func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
+	if d.closed.Load() {
+		return false, ErrClosed
+	}
+	var r busyRetry
+	for {
+		var held bool
+		err := d.existsStmt.QueryRowContext(ctx, key, time.Now().UnixNano(), d.self.scope).Scan(&held)
+		if again, err := r.again(ctx, err); !again {
+			if err != nil {
+				return false, d.fail("exists", err)
+			}
+			return held, nil
+		}
+	}
+}
+
+// Inspect describes key's live holder, with the pid and host name of its
+// process.
+func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, error) {
+	if d.closed.Load() {
+		return driver.Holder{}, false, ErrClosed
+	}
+	var r busyRetry
+	for {
+		var (
+			h                    driver.Holder
+			token, acquired, exp int64
+			pid                  int64
+		)
+		err := d.inspectStmt.QueryRowContext(ctx, key, time.Now().UnixNano(), d.self.scope).
+			Scan(&h.Owner, &token, &acquired, &exp, &pid, &h.Host)
+		if errors.Is(err, sql.ErrNoRows) {
+			return driver.Holder{}, false, nil
+		}
+		if again, err := r.again(ctx, err); !again {
+			if err != nil {
+				return driver.Holder{}, false, d.fail("inspect", err)
+			}
+			h.Token = uint64(token)
+			h.AcquiredAt = time.Unix(0, acquired)
+			h.ExpiresAt = time.Unix(0, exp)
+			h.PID = int(pid)
+			return h, true, nil
+		}
+	}
+}
+
+// Subscribe returns a channel that receives a notice when key is released or
+// force-released through any Driver of this process on the same database.
+// Releases by other processes and expiries send nothing: the engine's polling
+// finds those.
+func (d *Driver) Subscribe(key string) (<-chan struct{}, func()) {
+	return d.hub.subscribe(key)
+}
+
+// fail wraps a failed operation's error. A failure caused by a concurrent
+// Close is reported as ErrClosed.
+func (d *Driver) fail(op string, err error) error {
+	if d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("sqlite lock driver %q: %s: %w", d.path, op, ErrClosed)
+	}
+	return fmt.Errorf("sqlite lock driver %q: %s: %w", d.path, op, err)
+}
+
+// expiry returns now + ttl in Unix nanoseconds, saturating instead of
+// overflowing for absurdly long TTLs.
+func expiry(now int64, ttl time.Duration) int64 {
+	if ttl > 0 && int64(ttl) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(ttl)
+}

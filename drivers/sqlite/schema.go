@@ -1,0 +1,73 @@
+package sqlite
+
+// The lock table keeps one row per key ever locked. A released key keeps its
+// row with owner NULL, so its token counter survives release, expiry and
+// restarts; that is what makes fencing tokens only increase per key.
+// WITHOUT ROWID stores rows in the primary-key b-tree itself, so a lookup by
+// key touches one b-tree instead of two.
+const createTable = `CREATE TABLE IF NOT EXISTS zerotal_lock (
+	key         TEXT    NOT NULL PRIMARY KEY,
+	owner       TEXT,
+	token       INTEGER NOT NULL,
+	acquired_ns INTEGER NOT NULL,
+	expires_ns  INTEGER NOT NULL,
+	pid         INTEGER NOT NULL,
+	pid_start   INTEGER NOT NULL,
+	pid_scope   TEXT    NOT NULL,
+	host        TEXT    NOT NULL
+) WITHOUT ROWID`
+
+// holderGoneFunc is the SQL function through which statements ask whether a
+// row's holder process has exited. Its name is prefixed because modernc
+// registers functions for every connection of the process.
+const holderGoneFunc = "zerotal_lock_holder_gone"
+
+// sqlAcquire takes key when it is new, released, expired, held by owner
+// already, or held by a dead local process, in one statement. Column names on
+// the right of SET and in WHERE are the row's values before the update, so
+// "owner IS excluded.owner" tells a refresh (token and acquisition time kept)
+// from a takeover (token + 1). No row comes back when the key is held.
+const sqlAcquire = `INSERT INTO zerotal_lock
+	(key, owner, token, acquired_ns, expires_ns, pid, pid_start, pid_scope, host)
+VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (key) DO UPDATE SET
+	token       = CASE WHEN owner IS excluded.owner THEN token ELSE token + 1 END,
+	acquired_ns = CASE WHEN owner IS excluded.owner THEN acquired_ns ELSE excluded.acquired_ns END,
+	owner       = excluded.owner,
+	expires_ns  = excluded.expires_ns,
+	pid         = excluded.pid,
+	pid_start   = excluded.pid_start,
+	pid_scope   = excluded.pid_scope,
+	host        = excluded.host
+WHERE owner IS NULL
+	OR owner = excluded.owner
+	OR expires_ns <= excluded.acquired_ns
+	OR (pid_scope <> '' AND pid_scope = excluded.pid_scope AND ` + holderGoneFunc + `(pid, pid_start))
+RETURNING token`
+
+// sqlRelease clears the owner of a live lock held by owner, keeping the row
+// and its token counter.
+const sqlRelease = `UPDATE zerotal_lock SET owner = NULL
+WHERE key = ?1 AND owner = ?2 AND expires_ns > ?3`
+
+// sqlExtend moves the expiry of a live lock held by owner; a lapsed lock is
+// not revived, even if nobody took it.
+const sqlExtend = `UPDATE zerotal_lock SET expires_ns = ?4
+WHERE key = ?1 AND owner = ?2 AND expires_ns > ?3`
+
+// sqlForceRelease clears whoever holds key.
+const sqlForceRelease = `UPDATE zerotal_lock SET owner = NULL
+WHERE key = ?1 AND owner IS NOT NULL`
+
+// liveHolder selects rows whose lock is held now: owned, not expired, and
+// not held by a local process that has exited (such a lock is free to take,
+// so it is not held). ?2 is now, ?3 the caller's pid scope.
+const liveHolder = `key = ?1 AND owner IS NOT NULL AND expires_ns > ?2
+	AND NOT (pid_scope <> '' AND pid_scope = ?3 AND ` + holderGoneFunc + `(pid, pid_start))`
+
+// sqlExists reports whether key has a live holder.
+const sqlExists = `SELECT EXISTS (SELECT 1 FROM zerotal_lock WHERE ` + liveHolder + `)`
+
+// sqlInspect describes key's live holder.
+const sqlInspect = `SELECT owner, token, acquired_ns, expires_ns, pid, host
+FROM zerotal_lock WHERE ` + liveHolder

@@ -1,3 +1,7 @@
 module github.com/zerotal/lock/drivers/file
 
 go 1.26
+
+require github.com/zerotal/lock/core v0.0.0
+
+replace github.com/zerotal/lock/core => ../../core

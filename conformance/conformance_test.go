@@ -1,0 +1,110 @@
+package conformance_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/zerotal/lock/conformance"
+	"github.com/zerotal/lock/core/driver"
+)
+
+// envBug names the bug TestBrokenDriverChild builds the reference driver with.
+const envBug = "CONFORMANCE_TEST_BUG"
+
+// refHarness opens instances of one shared reference backend built with b.
+func refHarness(b bug) conformance.Harness {
+	backend := newRefBackend(b)
+	return conformance.Harness{
+		New: func(t testing.TB) driver.Driver {
+			d := backend.open()
+			t.Cleanup(func() { d.Close() })
+			return d
+		},
+	}
+}
+
+// TestReferenceDriver proves the kit passes a correct driver that has every
+// optional capability.
+func TestReferenceDriver(t *testing.T) {
+	conformance.Run(t, refHarness(bugNone))
+}
+
+// brokenDrivers pairs each deliberately broken driver with a subtest of Run
+// that must catch it. Most are the reference driver, run by
+// TestBrokenDriverChild; the file driver with a TTL that never runs out
+// proves that the crash test catches a killed process's lock that never
+// frees.
+var brokenDrivers = []struct {
+	test     string // the test that runs the kit on the broken driver
+	bug      bug
+	caughtBy string // the subtest of Run that must fail
+}{
+	{"TestBrokenDriverChild", bugReleaseUnguarded, "OwnerGuard/NonOwnerRelease"},
+	{"TestBrokenDriverChild", bugTTLNeverExpires, "Expiry/HeldUntilTTL"},
+	{"TestBrokenDriverChild", bugAcquireNotAtomic, "Contention"},
+	{"TestBrokenDriverChild", bugExtendAnyOwner, "Refresh/NonOwner"},
+	{"TestBrokenDriverChild", bugExtendTakesFree, "Refresh/ExtendNeverTakesFree"},
+	{"TestBrokenDriverChild", bugExistsIgnoresExpiry, "Exists/Expired"},
+	{"TestBrokenDriverChild", bugTokensRepeat, "Fencing/AcrossRelease"},
+	{"TestBrokenDriverChild", bugReacquireKeepsTTL, "Reacquire/ResetsTTL"},
+	{"TestBrokenDriverChild", bugReacquireNewToken, "Reacquire/KeepsToken"},
+	{"TestBrokenDriverChild", bugTTLInSeconds, "Expiry/1ms"},
+	{"TestBrokenDriverChild", bugKeysFoldCase, "KeyIsolation"},
+	{"TestBrokenDriverChild", bugKeysTruncated, "KeyIsolation"},
+	{"TestBrokenDriverChild", bugWaitersLIFO, "Waiter/FIFO"},
+	{"TestBrokenDriverChild", bugCloseIgnored, "Close/MethodsFail"},
+	{"TestCrossProcess", bugTTLNeverExpires, "Crash/KilledProcess"},
+}
+
+// TestBrokenDrivers proves the kit fails each deliberately broken driver, in
+// the subtest meant to catch it. Each runs the kit in a subprocess, since a
+// failing Run fails its test. With -short, a child runs only that subtest.
+func TestBrokenDrivers(t *testing.T) {
+	for _, c := range brokenDrivers {
+		if c.test == "TestCrossProcess" && runtime.GOOS == "windows" {
+			continue // the file driver needs flock
+		}
+		t.Run(c.test+"/"+string(c.bug), func(t *testing.T) {
+			t.Parallel()
+			pattern := "^" + c.test + "$"
+			if testing.Short() {
+				pattern += "/^" + strings.ReplaceAll(c.caughtBy, "/", "$/^") + "$"
+			}
+			cmd := exec.Command(os.Args[0], "-test.run="+pattern, "-test.count=1")
+			cmd.Env = append(os.Environ(), envBug+"="+string(c.bug))
+			out, err := cmd.CombinedOutput()
+			failed := regexp.MustCompile(`--- FAIL: `+c.test+`/(\S+)`).FindAllStringSubmatch(string(out), -1)
+			names := make([]string, len(failed))
+			for i, m := range failed {
+				names[i] = m[1]
+			}
+			t.Logf("%s with bug %s failed: %s", c.test, c.bug, strings.Join(names, " "))
+			if err == nil {
+				t.Fatalf("the kit passed a driver with bug %q, want it to fail in %s\n%s", c.bug, c.caughtBy, out)
+			}
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatalf("running the child: %v", err)
+			}
+			if !strings.Contains(string(out), "--- FAIL: "+c.test+"/"+c.caughtBy+" (") {
+				t.Errorf("the kit failed a driver with bug %q, but not in %s\n%s", c.bug, c.caughtBy, out)
+			}
+			if strings.Contains(string(out), "panic:") {
+				t.Errorf("the kit panicked on a driver with bug %q instead of failing cleanly\n%s", c.bug, out)
+			}
+		})
+	}
+}
+
+// TestBrokenDriverChild runs the kit on the reference driver built with the
+// bug TestBrokenDrivers names in its subprocess's environment.
+func TestBrokenDriverChild(t *testing.T) {
+	b := bug(os.Getenv(envBug))
+	if b == bugNone {
+		t.Skip("runs only as a subprocess of TestBrokenDrivers")
+	}
+	conformance.Run(t, refHarness(b))
+}

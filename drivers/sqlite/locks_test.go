@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -337,5 +338,39 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 		}
 		_, cancel := d.Subscribe("k")
 		cancel()
+	})
+}
+
+func TestCloseDuringOperations(t *testing.T) {
+	backends(t, func(t *testing.T, d *Driver) {
+		ctx := testContext(t)
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				owner := newOwner(t)
+				for range 200 {
+					if _, err := d.Acquire(ctx, "k", owner, time.Minute); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := d.Release(ctx, "k", owner); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			})
+		}
+		if err := d.Close(); err != nil {
+			t.Fatalf("Close while in use: %v", err)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil && !errors.Is(err, ErrClosed) {
+				t.Errorf("operation racing Close failed with %v; want nil or ErrClosed", err)
+			}
+		}
 	})
 }

@@ -154,14 +154,20 @@ func checkPath(path string) (string, error) {
 	return abs, nil
 }
 
-// initialise switches a file database to WAL, checks its integrity, creates
+// initialise checks a file database's integrity, switches it to WAL, creates
 // the lock table if needed and prepares the statements.
 func (d *Driver) initialise(ctx context.Context, memory bool) error {
+	// The first connection opens (or creates) the file: report failing to
+	// do so as such, not as a failure of the first query.
+	if err := d.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("cannot open or create the database: %w", err)
+	}
 	if !memory {
-		if err := d.useWAL(ctx); err != nil {
+		// The check only reads, so a file it rejects is left as it was.
+		if err := d.quickCheck(ctx); err != nil {
 			return err
 		}
-		if err := d.quickCheck(ctx); err != nil {
+		if err := d.useWAL(ctx); err != nil {
 			return err
 		}
 	}
@@ -197,18 +203,38 @@ func (d *Driver) useWAL(ctx context.Context) error {
 func (d *Driver) quickCheck(ctx context.Context) error {
 	var r busyRetry
 	for {
-		var result string
-		err := d.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&result)
+		problems, err := quickCheckOnce(ctx, d.db)
 		if again, err := r.again(ctx, err); !again {
 			if err != nil {
 				return fmt.Errorf("integrity check: %w", err)
 			}
-			if result != "ok" {
-				return fmt.Errorf("integrity check failed: %s", result)
+			if len(problems) > 0 {
+				return fmt.Errorf("integrity check failed: %s", strings.Join(problems, "; "))
 			}
 			return nil
 		}
 	}
+}
+
+// quickCheckOnce returns the first few problems PRAGMA quick_check reports;
+// none when it says "ok".
+func quickCheckOnce(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check(4)")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		if line != "ok" {
+			problems = append(problems, strings.ReplaceAll(line, "\n", "; "))
+		}
+	}
+	return problems, rows.Err()
 }
 
 // createSchema creates the lock table inside an immediate transaction, so

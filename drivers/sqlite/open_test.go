@@ -19,6 +19,7 @@ func openFails(t *testing.T, path, want string) {
 		_ = d.Close()
 		t.Fatalf("Open(%q) succeeded; want an error", path)
 	}
+	t.Logf("Open(%q): %v", path, err)
 	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open(%q) error %q; want it to name the path and say %q", path, err, want)
 	}
@@ -109,6 +110,7 @@ func TestOpenRejectsDamagedDatabase(t *testing.T) {
 		_ = d2.Close()
 		t.Fatal("Open of a damaged database succeeded")
 	}
+	t.Logf("Open(%q): %v", path, err)
 	if !strings.Contains(err.Error(), path) {
 		t.Fatalf("error %q does not name the path", err)
 	}

@@ -27,6 +27,9 @@ const (
 	// renewAttempts bounds Extend's retries when another call for the same
 	// owner renewed at the same moment.
 	renewAttempts = 3
+	// lookAttempts bounds how often a look retries a lock directory that
+	// was retired between being opened and being listed.
+	lookAttempts = 3
 )
 
 // Compile-time checks of the capabilities the driver offers. It does not
@@ -189,6 +192,9 @@ func (d *Driver) acquire(ctx context.Context, p *pending, path, owner string, tt
 // cleared for the next publish.
 func contend(l *lockDir, owner string, ttl time.Duration) (outcome, error) {
 	s, err := l.list()
+	if errors.Is(err, fs.ErrNotExist) {
+		return again, nil // retired or replaced since it was opened
+	}
 	if err != nil {
 		return refused, err
 	}
@@ -295,7 +301,11 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 		case !errors.Is(err, fs.ErrExist):
 			return false, fmt.Errorf("file: extend: %w", err)
 		}
-		if s, err = l.list(); err != nil {
+		s, err = l.list()
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // retired or replaced: the lock is lost
+		}
+		if err != nil {
 			return false, fmt.Errorf("file: extend: %w", err)
 		}
 	}
@@ -341,20 +351,30 @@ func (d *Driver) inspect(ctx context.Context, key string) (driver.Holder, bool, 
 }
 
 // look opens and lists key's lock directory; l is nil when there is none.
+// A directory retired between the open and the listing is looked up again:
+// its name may already hold a newer lock.
 func (d *Driver) look(key string) (*lockDir, snapshot, error) {
-	l, err := openLockDir(lockPath(d.dir, key))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, snapshot{}, nil
-	}
-	if err != nil {
-		return nil, snapshot{}, fmt.Errorf("file: %w", err)
-	}
-	s, err := l.list()
-	if err != nil {
+	path := lockPath(d.dir, key)
+	for range lookAttempts {
+		l, err := openLockDir(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, snapshot{}, nil
+		}
+		if err != nil {
+			return nil, snapshot{}, fmt.Errorf("file: %w", err)
+		}
+		s, err := l.list()
+		if err == nil {
+			return l, s, nil
+		}
 		l.close()
-		return nil, snapshot{}, fmt.Errorf("file: %w", err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, snapshot{}, fmt.Errorf("file: %w", err)
+		}
 	}
-	return l, s, nil
+	// Retired again and again: the key is changing hands right now, and
+	// was free at each of those moments.
+	return nil, snapshot{}, nil
 }
 
 // Close implements driver.Driver. It ends the driver's subscriptions; locks

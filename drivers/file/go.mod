@@ -4,4 +4,6 @@ go 1.26
 
 require github.com/zerotal/lock/core v0.0.0
 
+require go.uber.org/goleak v1.3.0 // indirect
+
 replace github.com/zerotal/lock/core => ../../core

@@ -116,7 +116,8 @@ func (s snapshot) newest() (lease, bool) {
 	return s.leases[len(s.leases)-1], true
 }
 
-// list reads the directory's entries.
+// list reads the directory's entries. Listing a directory that has been
+// retired or replaced fails with an error matching fs.ErrNotExist.
 func (l *lockDir) list() (snapshot, error) {
 	f, err := l.root.Open(".")
 	if err != nil {
@@ -242,6 +243,9 @@ func (l *lockDir) retire() error {
 			return err
 		}
 		s, err := l.list()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // retired by someone else meanwhile
+		}
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,57 @@
+package spec
+
+// Config selects and configures the driver behind a Manager made by Open.
+// Its zero value is valid: every empty field takes its default, so Config{}
+// opens the process-wide memory driver with the prefix "zerotal_lock:".
+// ConfigFromEnv reads it from the environment.
+//
+//lock:config
+type Config struct {
+	// Driver names the backend: "memory" (one lock table per process, shared
+	// by every Manager of the process), "sqlite" (one host, across
+	// processes), "redis" (across hosts) or "file" (a lock directory, across
+	// the processes that share it).
+	Driver string `default:"memory" env:"LOCK_DRIVER" json:"driver" oneof:"memory sqlite redis file"`
+
+	// Prefix is prepended to every key at the driver boundary, so that
+	// several applications can share one backend. An empty Prefix means the
+	// default; use New with WithPrefix("") for no prefix at all.
+	Prefix string `default:"zerotal_lock:" env:"LOCK_PREFIX" json:"prefix"`
+
+	// SQLite configures the "sqlite" driver.
+	SQLite SQLiteConfig `json:"sqlite"`
+
+	// Redis configures the "redis" driver.
+	Redis RedisConfig `json:"redis"`
+
+	// File configures the "file" driver.
+	File FileConfig `json:"file"`
+}
+
+// SQLiteConfig configures the "sqlite" driver.
+//
+//lock:config
+type SQLiteConfig struct {
+	// Path is the database file. ":memory:" keeps the locks private to one
+	// process, like the memory driver; point it at a file to coordinate the
+	// processes of one host.
+	Path string `default:":memory:" env:"LOCK_SQLITE_PATH" json:"path"`
+}
+
+// RedisConfig configures the "redis" driver.
+//
+//lock:config
+type RedisConfig struct {
+	// URL is the server's address, for example "redis://127.0.0.1:6379/0".
+	// An empty URL means the value of REDIS_URL when Open runs.
+	URL string `default:"$REDIS_URL" env:"REDIS_URL" json:"url"`
+}
+
+// FileConfig configures the "file" driver.
+//
+//lock:config
+type FileConfig struct {
+	// Dir is the lock directory, created if missing. Every process that
+	// shares it excludes the others; it must be set to use the "file" driver.
+	Dir string `env:"LOCK_FILE_DIR" json:"dir"`
+}

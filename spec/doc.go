@@ -1,0 +1,27 @@
+// Package spec is the single source of truth for zerotal lock's public
+// surface. Nothing imports it at run time: lockgen (github.com/zerotal/lock/gen)
+// loads it with go/packages and emits the Go API in sdk/go, the engine's
+// error table in core/errors_gen.go and the driver contract in
+// core/driver/driver_gen.go (package spec/driver). A later emitter turns the
+// same model into the C ABI.
+//
+// The spec is ordinary Go so that the compiler checks it and doc comments
+// carry over: every doc comment here becomes the doc comment of what is
+// generated from it. See README.md for why, and for the vocabulary below in
+// more detail.
+//
+// Declarations and what they mean:
+//   - Interfaces are API surfaces. An interface marked //lock:wrap core.T is
+//     emitted as a struct wrapping *core.T whose methods delegate to T's; one
+//     marked //lock:package lists the package-level functions.
+//   - Structs marked //lock:config are configuration: their fields' tags give
+//     the default (default:"..."), the environment variable (env:"...") and
+//     the JSON name (json:"...").
+//   - Structs marked //lock:options are settings given as option values: each
+//     field becomes a With<Field> constructor of the named option type.
+//   - [Codes] is the error table: one field per stable error code.
+//   - Structs ending in Error are the typed errors named by [Codes].
+//
+// Edit the spec, then run make generate; make check-generated fails when the
+// generated files are stale.
+package spec

@@ -1,0 +1,266 @@
+// Package model is the generator's intermediate form of the spec: every
+// declaration resolved, checked and reduced to what an emitter needs, with no
+// go/types or go/ast left in it. The Go emitter walks it today; a C ABI
+// emitter (sdk/cshared, header, Python) can walk the same model later, which
+// is why types are described by a language-neutral Kind rather than by Go
+// syntax.
+package model
+
+import (
+	"strconv"
+	"time"
+)
+
+// Model is the whole spec.
+type Model struct {
+	Codes    []Code      // the error table, in numeric order
+	Errors   []ErrorType // the typed errors, in spec order
+	Configs  []Config    // configuration structs, in spec order
+	Options  []OptionSet // option sets, in spec order
+	Surfaces []Surface   // wrapped API types (Manager, ManagedLock), in spec order
+	Package  Surface     // the package-level functions
+	Contract []Decl      // the driver contract, in spec order
+
+	CodeType Named // the Code type's name and doc
+}
+
+// Named is a declared name with its doc comment.
+type Named struct {
+	Name string
+	Doc  string // doc comment text, directives removed, no trailing newline
+}
+
+// Code is one row of the error table.
+type Code struct {
+	Named           // Name is the bare name ("NotAcquired"); emitters add their prefix
+	Value    int    // the stable number
+	HTTP     int    // the HTTP status for errors with this code
+	Sentinel string // the sentinel error's name, or ""
+	Message  string // the sentinel's text
+	Error    string // the typed error's name, or ""
+	Is       *Ref   // an error outside the library that has this code, or nil
+	Rank     int    // precedence when an error tree holds several codes: lower wins; 0 means never matched
+	Fallback bool   // the code of an error with no code of the table
+}
+
+// Ref names a declaration of another package, such as context.Canceled.
+type Ref struct {
+	Path string // import path
+	Name string
+}
+
+// ErrorType is a typed error: a struct whose pointer implements error.
+type ErrorType struct {
+	Named
+	Code   string  // the name of its Code
+	Fields []Field // its fields, in order
+	Format []Piece // its Error() message
+	Unwrap string  // the name of the field Unwrap returns, or ""
+}
+
+// Piece is one piece of an error message: literal text, or a field's value.
+type Piece struct {
+	Text  string // literal text, when Field is ""
+	Field string // the field whose value is printed
+	Quote bool   // print the field as a quoted Go string (%q) rather than %v
+	Guard string // the field that must be non-zero for the piece to be printed, or ""
+}
+
+// Field is a struct field.
+type Field struct {
+	Named
+	Type    Type
+	Comment string // trailing line comment, when the field has one
+}
+
+// Config is a configuration struct: fields with defaults and environment
+// variables.
+type Config struct {
+	Named
+	Fields []ConfigField
+}
+
+// ConfigField is one field of a configuration struct.
+type ConfigField struct {
+	Named
+	Type       Type     // a String, or a Declared config struct
+	Default    string   // the literal default, or ""
+	DefaultEnv string   // the environment variable read for the default when Default is "", or ""
+	Env        string   // the environment variable ConfigFromEnv reads, or ""
+	JSON       string   // the JSON member name
+	OneOf      []string // the values allowed, when the field is an enumeration
+}
+
+// OptionSet is a settings struct given as option values.
+type OptionSet struct {
+	Named
+	Option Named         // the option type ("Option")
+	Into   string        // the core struct the options fill ("Options"), or "" for a local struct
+	Fields []OptionField // one per option
+}
+
+// OptionField is one setting of an option set.
+type OptionField struct {
+	Named
+	Type    Type     // a Duration, Bool or String
+	Default Default  // its default
+	Set     string   // a bool field of the Into struct set to true with it, or ""
+	Implies []string // bool settings this one turns on
+}
+
+// Constructor is the name of the option function that sets f.
+func (f OptionField) Constructor() string { return "With" + f.Name }
+
+// Default is an option's default: a literal, or a fraction of the lock's
+// TTL.
+type Default struct {
+	Literal  string        // the default as written, for string and literal duration defaults
+	Duration time.Duration // a literal duration default
+	TTLDiv   int           // > 0: the default is the TTL divided by TTLDiv
+}
+
+// IsZero reports whether there is no default beyond the zero value.
+func (d Default) IsZero() bool { return d.Literal == "" && d.TTLDiv == 0 }
+
+// Text describes the default in prose, for doc comments.
+func (d Default) Text() string {
+	switch {
+	case d.TTLDiv == 1:
+		return "the lock's TTL"
+	case d.TTLDiv == 3:
+		return "a third of the lock's TTL"
+	case d.TTLDiv > 0:
+		return "the lock's TTL divided by " + strconv.Itoa(d.TTLDiv)
+	case d.Duration != 0:
+		return d.Duration.String()
+	default:
+		return `"` + d.Literal + `"`
+	}
+}
+
+// Surface is an API type or the package-level function set.
+type Surface struct {
+	Named
+	Wrap    string   // the core type the surface wraps ("Manager"); "" for the package
+	Methods []Method // in spec order
+}
+
+// MethodKind says how an emitter implements a method.
+type MethodKind int
+
+// The method kinds.
+const (
+	Delegate  MethodKind = iota // call the wrapped core method (CoreName), converting arguments and results
+	Run                         // make a lock like Make, then run fn under it in RunMode
+	OnDefault                   // a package function calling the same method on Default()
+	Glue                        // written by hand; emitters only check its signature
+	FromEnv                     // the config-from-environment constructor of Config
+)
+
+// Method is a method of a surface, or a package-level function.
+type Method struct {
+	Named
+	Kind     MethodKind
+	Params   []Param
+	Results  []Param
+	Variadic bool   // the last parameter is variadic (its Type is the element type)
+	CoreName string // Delegate: the core method's name
+	RunMode  string // Run: the core mode constant ("ModeTry")
+	Config   string // FromEnv: the config struct
+}
+
+// Param is a parameter or result.
+type Param struct {
+	Name string // may be "" for results
+	Type Type
+}
+
+// Kind classifies a type in language-neutral terms.
+type Kind int
+
+// The kinds of type the spec uses.
+const (
+	Invalid     Kind = iota
+	Bool             // bool
+	Int              // int
+	Uint64           // uint64
+	String           // string
+	Duration         // time.Duration
+	Time             // time.Time
+	Context          // context.Context
+	Error            // error
+	Any              // any
+	Func             // a function type
+	Chan             // a channel type
+	EmptyStruct      // struct{}
+	Declared         // a type declared in the spec
+)
+
+// Scope says which spec package declares a Declared type.
+type Scope int
+
+// The spec packages.
+const (
+	ScopeAPI      Scope = iota // package spec: the public API
+	ScopeContract              // package spec/driver: the driver contract
+)
+
+// ChanDir is a channel's direction.
+type ChanDir int
+
+// The channel directions.
+const (
+	Both ChanDir = iota
+	RecvOnly
+	SendOnly
+)
+
+// Type is a type in the spec.
+type Type struct {
+	Kind     Kind
+	Name     string  // Declared: the declared name
+	Scope    Scope   // Declared: where it is declared
+	Elem     *Type   // Chan: the element type
+	Dir      ChanDir // Chan: the direction
+	Params   []Param // Func
+	Results  []Param // Func
+	Variadic bool    // Func
+}
+
+// DeclKind says which of a Decl's fields is set.
+type DeclKind int
+
+// The declaration kinds of the driver contract.
+const (
+	ConstDecl DeclKind = iota
+	InterfaceDecl
+	StructDecl
+)
+
+// Decl is one declaration of the driver contract.
+type Decl struct {
+	Kind      DeclKind
+	Const     Const
+	Interface Interface
+	Struct    Struct
+}
+
+// Const is a constant.
+type Const struct {
+	Named
+	Type Type  // Int (untyped integer) or Duration
+	Int  int64 // Int: the value
+	Dur  time.Duration
+}
+
+// Interface is an interface of the driver contract.
+type Interface struct {
+	Named
+	Methods []Method
+}
+
+// Struct is a plain struct of the driver contract.
+type Struct struct {
+	Named
+	Fields []Field
+}

@@ -23,6 +23,10 @@ const fenceSuffix = ":fence"
 // The counter key ends in fenceSuffix and every lock key ends in '}', so no
 // lock key of one engine key is the counter key of another.
 //
+// The engine never passes an empty key, but an empty tag would make Redis
+// hash the two keys whole, into different slots; the empty key is stored as
+// "{%}", a tag no escaped key can be since escaping never leaves a bare '%'.
+//
 // Both keys come from one allocation: lock is a prefix of fence.
 func redisKeys(key string) (lock, fence string) {
 	escaped := 0
@@ -35,7 +39,9 @@ func redisKeys(key string) (lock, fence string) {
 	var b strings.Builder
 	b.Grow(len(key) + 2*escaped + 2 + len(fenceSuffix))
 	b.WriteByte('{')
-	if escaped == 0 {
+	if key == "" {
+		b.WriteByte('%')
+	} else if escaped == 0 {
 		b.WriteString(key)
 	} else {
 		for i := 0; i < len(key); i++ {

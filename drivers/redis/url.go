@@ -34,17 +34,18 @@ func clientOptions(rawURL string) (*goredis.Options, error) {
 		// url.Parse's errors quote the whole URL, password included.
 		return nil, fmt.Errorf("%w: cannot parse it as a URL (%s); want %s", ErrBadURL, parseProblem(err), urlForm)
 	}
+	if u.Opaque != "" || u.Scheme == "" {
+		// Without "//" there is no userinfo to redact: show nothing of it.
+		return nil, fmt.Errorf("%w: no scheme followed by \"//\"; want %s", ErrBadURL, urlForm)
+	}
 	switch u.Scheme {
 	case "redis", "rediss", "unix":
 	default:
-		return nil, fmt.Errorf("%w: %s: unsupported scheme %q; want %s", ErrBadURL, u.Redacted(), u.Scheme, urlForm)
-	}
-	if u.Opaque != "" {
-		return nil, fmt.Errorf("%w: %s://…: missing \"//\" after the scheme; want %s", ErrBadURL, u.Scheme, urlForm)
+		return nil, fmt.Errorf("%w: %s", ErrBadURL, scrub(fmt.Sprintf("%s: unsupported scheme %q; want %s", u.Redacted(), u.Scheme, urlForm), u))
 	}
 	opts, err := goredis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadURL, u.Redacted(), scrub(err.Error(), u))
+		return nil, fmt.Errorf("%w: %s", ErrBadURL, scrub(u.Redacted()+": "+strings.TrimPrefix(err.Error(), "redis: "), u))
 	}
 	return opts, nil
 }
@@ -77,7 +78,8 @@ func parseProblem(err error) string {
 }
 
 // scrub removes u's password, in every spelling it may have in the URL, from
-// msg.
+// msg: go-redis's messages quote parts of the URL, and the password can be
+// repeated elsewhere in it (a query value, say).
 func scrub(msg string, u *url.URL) string {
 	if u.User == nil {
 		return msg

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zerotal/lock/conformance"
 	"github.com/zerotal/lock/core/driver"
@@ -42,22 +43,25 @@ var brokenDrivers = []struct {
 	test     string // the test that runs the kit on the broken driver
 	bug      bug
 	caughtBy string // the subtest of Run that must fail
+	hangs    bool   // the watchdog must end the run, naming the subtest
 }{
-	{"TestBrokenDriverChild", bugReleaseUnguarded, "OwnerGuard/NonOwnerRelease"},
-	{"TestBrokenDriverChild", bugTTLNeverExpires, "Expiry/HeldUntilTTL"},
-	{"TestBrokenDriverChild", bugAcquireNotAtomic, "Contention"},
-	{"TestBrokenDriverChild", bugExtendAnyOwner, "Refresh/NonOwner"},
-	{"TestBrokenDriverChild", bugExtendTakesFree, "Refresh/ExtendNeverTakesFree"},
-	{"TestBrokenDriverChild", bugExistsIgnoresExpiry, "Exists/Expired"},
-	{"TestBrokenDriverChild", bugTokensRepeat, "Fencing/AcrossRelease"},
-	{"TestBrokenDriverChild", bugReacquireKeepsTTL, "Reacquire/ResetsTTL"},
-	{"TestBrokenDriverChild", bugReacquireNewToken, "Reacquire/KeepsToken"},
-	{"TestBrokenDriverChild", bugTTLInSeconds, "Expiry/1ms"},
-	{"TestBrokenDriverChild", bugKeysFoldCase, "KeyIsolation"},
-	{"TestBrokenDriverChild", bugKeysTruncated, "KeyIsolation"},
-	{"TestBrokenDriverChild", bugWaitersLIFO, "Waiter/FIFO"},
-	{"TestBrokenDriverChild", bugCloseIgnored, "Close/MethodsFail"},
-	{"TestCrossProcess", bugTTLNeverExpires, "Crash/KilledProcess"},
+	{"TestBrokenDriverChild", bugReleaseUnguarded, "OwnerGuard/NonOwnerRelease", false},
+	{"TestBrokenDriverChild", bugTTLNeverExpires, "Expiry/HeldUntilTTL", false},
+	{"TestBrokenDriverChild", bugAcquireNotAtomic, "Contention", false},
+	{"TestBrokenDriverChild", bugExtendAnyOwner, "Refresh/NonOwner", false},
+	{"TestBrokenDriverChild", bugExtendTakesFree, "Refresh/ExtendNeverTakesFree", false},
+	{"TestBrokenDriverChild", bugExistsIgnoresExpiry, "Exists/Expired", false},
+	{"TestBrokenDriverChild", bugTokensRepeat, "Fencing/AcrossRelease", false},
+	{"TestBrokenDriverChild", bugReacquireKeepsTTL, "Reacquire/ResetsTTL", false},
+	{"TestBrokenDriverChild", bugReacquireNewToken, "Reacquire/KeepsToken", false},
+	{"TestBrokenDriverChild", bugTTLInSeconds, "Expiry/1ms", false},
+	{"TestBrokenDriverChild", bugKeysFoldCase, "KeyIsolation", false},
+	{"TestBrokenDriverChild", bugKeysTruncated, "KeyIsolation", false},
+	{"TestBrokenDriverChild", bugWaitersLIFO, "Waiter/FIFO", false},
+	{"TestBrokenDriverChild", bugCloseIgnored, "Close/MethodsFail", false},
+	{"TestBrokenDriverChild", bugExistsBlocks, "Exists/NeverTaken", false},
+	{"TestBrokenDriverChild", bugExistsHangs, "Exists", true},
+	{"TestCrossProcess", bugTTLNeverExpires, "Crash/KilledProcess", false},
 }
 
 // TestBrokenDrivers proves the kit fails each deliberately broken driver, in
@@ -89,10 +93,14 @@ func TestBrokenDrivers(t *testing.T) {
 			if _, ok := err.(*exec.ExitError); !ok {
 				t.Fatalf("running the child: %v", err)
 			}
-			if !strings.Contains(string(out), "--- FAIL: "+c.test+"/"+c.caughtBy+" (") {
-				t.Errorf("the kit failed a driver with bug %q, but not in %s\n%s", c.bug, c.caughtBy, out)
+			want := "--- FAIL: " + c.test + "/" + c.caughtBy + " ("
+			if c.hangs {
+				want = "conformance: " + c.test + "/" + c.caughtBy + " still running after"
 			}
-			if strings.Contains(string(out), "panic:") {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the kit failed a driver with bug %q, but not with %q\n%s", c.bug, want, out)
+			}
+			if !c.hangs && strings.Contains(string(out), "panic:") {
 				t.Errorf("the kit panicked on a driver with bug %q instead of failing cleanly\n%s", c.bug, out)
 			}
 		})
@@ -105,6 +113,9 @@ func TestBrokenDriverChild(t *testing.T) {
 	b := bug(os.Getenv(envBug))
 	if b == bugNone {
 		t.Skip("runs only as a subprocess of TestBrokenDrivers")
+	}
+	if b == bugExistsBlocks || b == bugExistsHangs {
+		conformance.SetTimeouts(time.Second, time.Second)
 	}
 	conformance.Run(t, refHarness(b))
 }

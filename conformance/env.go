@@ -13,7 +13,9 @@ import (
 	"github.com/zerotal/lock/core/driver"
 )
 
-const (
+// Variables, not constants, only so that the kit's own tests can prove the
+// watchdog fires without waiting for it.
+var (
 	// subtestTimeout bounds the context every driver call of one top-level
 	// subtest runs under: a driver that honours ctx fails the subtest with
 	// its ctx error instead of hanging.
@@ -21,6 +23,9 @@ const (
 	// hangGrace is how long after subtestTimeout the watchdog waits before it
 	// declares a driver hung: one that ignores its context.
 	hangGrace = 15 * time.Second
+)
+
+const (
 	// pollEvery is the pause between two checks while waiting for a key to
 	// free: short against millisecond TTLs, long enough not to flood a
 	// networked backend.

@@ -33,6 +33,8 @@ const (
 	bugKeysTruncated       bug = "keys-truncated"        // keys cut to 255 bytes, like a file name
 	bugWaitersLIFO         bug = "waiters-lifo"          // the latest waiter is served first
 	bugCloseIgnored        bug = "close-ignored"         // a closed instance keeps working
+	bugExistsBlocks        bug = "exists-blocks"         // Exists returns only when its context ends
+	bugExistsHangs         bug = "exists-hangs"          // Exists ignores its context and never returns
 )
 
 var errRefClosed = errors.New("refdriver: closed")
@@ -236,6 +238,13 @@ func (d *refDriver) ForceRelease(ctx context.Context, key string) error {
 func (d *refDriver) Exists(ctx context.Context, key string) (bool, error) {
 	if err := d.check(ctx); err != nil {
 		return false, err
+	}
+	switch d.b.bug {
+	case bugExistsBlocks:
+		<-ctx.Done()
+		return false, ctx.Err()
+	case bugExistsHangs:
+		<-make(chan struct{})
 	}
 	b, key := d.b, d.b.canon(key)
 	b.mu.Lock()

@@ -3,12 +3,14 @@ module github.com/zerotal/lock/drivers/sqlite
 go 1.26.0
 
 require (
+	github.com/zerotal/lock/conformance v0.0.0
 	github.com/zerotal/lock/core v0.0.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -21,3 +23,5 @@ require (
 )
 
 replace github.com/zerotal/lock/core => ../../core
+
+replace github.com/zerotal/lock/conformance => ../../conformance

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/zerotal/lock/conformance"
+	"github.com/zerotal/lock/core/driver"
 	"go.uber.org/goleak"
 )
 
@@ -18,9 +20,13 @@ const (
 	childCountEnv = "ZEROTAL_SQLITE_COUNT"
 	childLogEnv   = "ZEROTAL_SQLITE_LOG"
 	childMarkEnv  = "ZEROTAL_SQLITE_MARK"
+	// conformanceDBEnv carries the database path to the conformance kit's
+	// crash child.
+	conformanceDBEnv = "ZEROTAL_SQLITE_CONFORMANCE_DB"
 )
 
 func TestMain(m *testing.M) {
+	conformance.Child(func() (driver.Driver, error) { return Open(os.Getenv(conformanceDBEnv)) })
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(runChild(role))
 	}

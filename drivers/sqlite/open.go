@@ -159,8 +159,15 @@ func checkPath(path string) (string, error) {
 func (d *Driver) initialise(ctx context.Context, memory bool) error {
 	// The first connection opens (or creates) the file: report failing to
 	// do so as such, not as a failure of the first query.
-	if err := d.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot open or create the database: %w", err)
+	var r busyRetry
+	for {
+		err := d.db.PingContext(ctx)
+		if again, err := r.again(ctx, err); !again {
+			if err != nil {
+				return fmt.Errorf("cannot open or create the database: %w", err)
+			}
+			break
+		}
 	}
 	if !memory {
 		// The check only reads, so a file it rejects is left as it was.

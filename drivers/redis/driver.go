@@ -63,6 +63,9 @@ func Open(url string) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Without this go-redis ignores ctx deadlines and waits for its own
+	// read timeout; the driver contract wants calls to end with ctx.
+	opts.ContextTimeoutEnabled = true
 	d := New(goredis.NewClient(opts))
 	d.ownsClient = true
 	return d, nil

@@ -84,7 +84,7 @@ func TestLocksOfAClosedHandleLastUntilTheirTTL(t *testing.T) {
 	table := memory.NewTable()
 	closing := table.Driver()
 	other := newDriver(t, table)
-	const ttl = 100 * time.Millisecond
+	const ttl = 250 * time.Millisecond
 
 	start := time.Now()
 	token := mustAcquire(t, closing, "k", newOwner(), ttl)

@@ -25,7 +25,8 @@ var (
 
 // Driver is one handle on a [Table]. It implements driver.Driver together
 // with driver.Extender, driver.Fencer, driver.Waiter and driver.Inspector,
-// and is safe for concurrent use.
+// and is safe for concurrent use. Make one with [New], [Shared] or
+// [Table.Driver]; the zero Driver is not usable.
 type Driver struct {
 	table *Table
 

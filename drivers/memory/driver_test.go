@@ -56,12 +56,12 @@ func TestReacquireBySameOwnerResetsTTLAndKeepsToken(t *testing.T) {
 	d := newDriver(t, memory.NewTable())
 	owner := newOwner()
 
-	first := mustAcquire(t, d, "k", owner, 30*time.Millisecond)
+	first := mustAcquire(t, d, "k", owner, 100*time.Millisecond)
 	second := mustAcquire(t, d, "k", owner, time.Hour)
 	if second != first {
 		t.Fatalf("re-acquire changed the token from %d to %d", first, second)
 	}
-	time.Sleep(60 * time.Millisecond) // past the first TTL
+	time.Sleep(150 * time.Millisecond) // past the first TTL
 	if held, _ := d.Exists(ctx, "k"); !held {
 		t.Fatal("re-acquire did not reset the TTL")
 	}
@@ -115,14 +115,14 @@ func TestExtend(t *testing.T) {
 	if held, _ := d.Exists(ctx, "k"); held {
 		t.Fatal("Extend took a free key")
 	}
-	mustAcquire(t, d, "k", owner, 30*time.Millisecond)
+	mustAcquire(t, d, "k", owner, 100*time.Millisecond)
 	if ok, _ := d.Extend(ctx, "k", stranger, time.Hour); ok {
 		t.Fatal("a stranger extended the lock")
 	}
 	if ok, err := d.Extend(ctx, "k", owner, time.Hour); !ok || err != nil {
 		t.Fatalf("owner's Extend = %v, %v; want true, nil", ok, err)
 	}
-	time.Sleep(60 * time.Millisecond) // past the original TTL
+	time.Sleep(150 * time.Millisecond) // past the original TTL
 	if held, _ := d.Exists(ctx, "k"); !held {
 		t.Fatal("Extend did not push the expiry out")
 	}
@@ -218,7 +218,7 @@ func TestTablesAreIsolated(t *testing.T) {
 
 func TestSharedHandlesShareOneTable(t *testing.T) {
 	ctx := context.Background()
-	if memory.SharedTable() != memory.SharedTable() {
+	if first, again := memory.SharedTable(), memory.SharedTable(); first != again {
 		t.Fatal("SharedTable returned two tables")
 	}
 	a, b := memory.Shared(), memory.Shared()

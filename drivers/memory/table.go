@@ -11,7 +11,8 @@ import (
 // different tables never see each other's locks.
 //
 // A Table needs no closing: it owns no goroutine, and its timers exist only
-// while some handle has an AcquireWait call pending.
+// while some handle has an AcquireWait call pending. Make one with
+// [NewTable]; the zero Table is not usable.
 type Table struct {
 	// epoch is the origin of every deadline. Deadlines are monotonic offsets
 	// from it rather than time.Time values, so comparing them is an integer

@@ -124,7 +124,7 @@ func TestExpiryHandsOffWithoutAnyOtherCall(t *testing.T) {
 	table := memory.NewTable()
 	d := newDriver(t, table)
 	holder, waiter := newOwner(), newOwner()
-	const ttl = 200 * time.Millisecond
+	const ttl = 500 * time.Millisecond
 
 	start := time.Now()
 	first := mustAcquire(t, d, "k", holder, ttl)

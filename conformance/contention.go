@@ -63,7 +63,7 @@ func testContention(e *env) {
 				}
 				acquired.Add(1)
 				if n := inside.Add(1); n > 1 {
-					reports.add("overlap", "%d goroutines held %s at once: Acquire let two owners in", n, show(key))
+					reports.add("overlap", "%d goroutines held %s at once: Acquire let more than one owner in", n, show(key))
 				}
 				// Give another goroutine the chance to enter while this
 				// one is inside, so a driver that lets two in is seen.
@@ -151,6 +151,7 @@ type recorder struct {
 	ops   []porcupine.Operation
 }
 
+// newRecorder starts a history whose times count from now.
 func newRecorder() *recorder { return &recorder{start: time.Now()} }
 
 // do runs call, which performs op for owner, and records it.
@@ -166,12 +167,14 @@ func (r *recorder) do(client int, op opKind, owner string, call func() (bool, er
 	return ok, err
 }
 
+// history returns the calls recorded so far.
 func (r *recorder) history() []porcupine.Operation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ops
 }
 
+// len returns how many calls were recorded.
 func (r *recorder) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -187,6 +190,7 @@ type reporter struct {
 	order  []string
 }
 
+// newReporter returns a reporter that fails e's subtest.
 func newReporter(e *env) *reporter { return &reporter{e: e, counts: make(map[string]int)} }
 
 // add records a failure of kind, and prints it while that kind has been seen
@@ -203,6 +207,7 @@ func (r *reporter) add(kind, format string, args ...any) {
 	}
 }
 
+// count returns how many failures of kind were added.
 func (r *reporter) count(kind string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -125,13 +125,15 @@ func (e *env) open() driver.Driver {
 
 // show renders a key for a failure message: quoted, and cut short when long.
 func show(key string) string {
-	const max = 72
-	if len(key) <= max {
+	const limit = 72
+	if len(key) <= limit {
 		return fmt.Sprintf("%q", key)
 	}
-	return fmt.Sprintf("%q...(%d bytes)", key[:max], len(key))
+	return fmt.Sprintf("%q...(%d bytes)", key[:limit], len(key))
 }
 
+// acquire, release, forceRelease and exists call d and fail the subtest on
+// an error: none of the kit's calls has a reason to fail.
 func (e *env) acquire(d driver.Driver, key, owner string, ttl time.Duration) bool {
 	e.t.Helper()
 	ok, err := d.Acquire(e.ctx, key, owner, ttl)

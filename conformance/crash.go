@@ -96,13 +96,22 @@ func testKilledProcess(e *env) {
 			}
 		}
 	})
-	// reap kills the child, if it still runs, and collects it.
+	// reap kills the child, if it still runs, and collects it, once; the
+	// cleanup covers a subtest that ends early.
+	var (
+		reapOnce sync.Once
+		waitErr  error
+	)
 	reap := func() error {
-		cmd.Process.Kill()
-		readDone.Wait() // Wait must not close stdout before the reader is done
-		stdin.Close()
-		return cmd.Wait()
+		reapOnce.Do(func() {
+			cmd.Process.Kill()
+			readDone.Wait() // Wait must not close stdout before the reader is done
+			stdin.Close()
+			waitErr = cmd.Wait()
+		})
+		return waitErr
 	}
+	e.t.Cleanup(func() { reap() })
 	exited := make(chan struct{})
 	go func() { readDone.Wait(); close(exited) }()
 	timer := time.NewTimer(childStartBound)

@@ -19,10 +19,10 @@ import (
 var ErrClosed = errors.New("file: driver closed")
 
 const (
-	// acquireAttempts bounds how often one Acquire publishes: once on a free
-	// key, again after clearing a stale lock or when the lock vanished
-	// between a failed publish and the look that followed. Anything still
-	// in the way after that is contention, reported as false.
+	// acquireAttempts bounds how often one Acquire looks and publishes: a
+	// publish fails when another publisher gets in between the look and the
+	// rename. Anything still in the way after that is contention, reported
+	// as false.
 	acquireAttempts = 3
 	// renewAttempts bounds Extend's retries when another call for the same
 	// owner renewed at the same moment.
@@ -119,9 +119,10 @@ func checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// Acquire implements driver.Driver. On a free key it costs one mkdir, one
-// file write and one rename.
-func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+// Acquire implements driver.Driver. It looks before it builds: on a held key
+// it costs an open and a listing, on a free key a failed open, a mkdir, a
+// file write and a rename.
+func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (ok bool, err error) {
 	if err := d.begin(ctx); err != nil {
 		return false, err
 	}
@@ -129,48 +130,17 @@ func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 		return false, err
 	}
 	path := lockPath(d.dir, key)
-	now := time.Now()
-	expires := now.Add(ttl).UnixNano()
-	var buf [512]byte
-	p, err := build(d.dir, appendRecord(buf[:0], d.record, owner, now.UnixNano(), expires), owner, expires)
-	if err != nil {
-		return false, fmt.Errorf("file: acquire: %w", err)
-	}
-	ok, err := d.acquire(ctx, p, path, owner, ttl)
-	if derr := p.discard(); derr != nil && err == nil {
-		err = fmt.Errorf("file: acquire: remove pending lock directory: %w", derr)
-	}
-	return ok, err
-}
-
-// outcome is what contend decided about a lock in the way.
-type outcome int
-
-const (
-	refused outcome = iota // a live lock of another owner: false
-	taken                  // owner's own live lock, lease reset: true
-	again                  // cleared, gone or raced: publish again
-)
-
-// acquire publishes p at path, clearing a stale lock in the way.
-func (d *Driver) acquire(ctx context.Context, p *pending, path, owner string, ttl time.Duration) (bool, error) {
+	var p *pending
+	defer func() {
+		if p == nil {
+			return
+		}
+		if derr := p.discard(); derr != nil && err == nil {
+			ok, err = false, fmt.Errorf("file: acquire: remove pending lock directory: %w", derr)
+		}
+	}()
 	for range acquireAttempts {
-		ok, err := p.publish(path)
-		if ok || err != nil {
-			if err != nil {
-				err = fmt.Errorf("file: acquire: %w", err)
-			}
-			return ok, err
-		}
-		l, err := openLockDir(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // retired between the two looks
-		}
-		if err != nil {
-			return false, fmt.Errorf("file: acquire: %w", err)
-		}
-		o, err := contend(l, owner, ttl)
-		l.close()
+		o, err := contendAt(path, owner, ttl)
 		if err != nil {
 			return false, fmt.Errorf("file: acquire: %w", err)
 		}
@@ -180,6 +150,22 @@ func (d *Driver) acquire(ctx context.Context, p *pending, path, owner string, tt
 		case taken:
 			return true, nil
 		}
+		if p == nil {
+			now := time.Now()
+			expires := now.Add(ttl).UnixNano()
+			var buf [512]byte
+			if p, err = build(d.dir, appendRecord(buf[:0], d.record, owner, now.UnixNano(), expires), owner, expires); err != nil {
+				return false, fmt.Errorf("file: acquire: %w", err)
+			}
+		}
+		if ok, err := p.publish(path); ok || err != nil {
+			if err != nil {
+				err = fmt.Errorf("file: acquire: %w", err)
+			}
+			return ok, err
+		}
+		// Another publisher got in between the look and the rename:
+		// look again.
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
@@ -187,13 +173,35 @@ func (d *Driver) acquire(ctx context.Context, p *pending, path, owner string, tt
 	return false, nil
 }
 
-// contend decides about the lock l that stopped a publish: owner's own live
-// lock gets a fresh lease, another's live lock refuses, a stale one is
-// cleared for the next publish.
+// outcome is what a look at a lock's name decided.
+type outcome int
+
+const (
+	refused outcome = iota // a live lock of another owner: false
+	taken                  // owner's own live lock, lease reset: true
+	vacant                 // free, stale and cleared, or raced: publish
+)
+
+// contendAt looks at the lock directory at path, if any; see contend.
+func contendAt(path, owner string, ttl time.Duration) (outcome, error) {
+	l, err := openLockDir(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return vacant, nil
+	}
+	if err != nil {
+		return refused, err
+	}
+	defer l.close()
+	return contend(l, owner, ttl)
+}
+
+// contend decides about the lock l in the way: owner's own live lock gets a
+// fresh lease, another's live lock refuses, a stale one is cleared for the
+// publish that follows.
 func contend(l *lockDir, owner string, ttl time.Duration) (outcome, error) {
 	s, err := l.list()
 	if errors.Is(err, fs.ErrNotExist) {
-		return again, nil // retired or replaced since it was opened
+		return vacant, nil // retired or replaced since it was opened
 	}
 	if err != nil {
 		return refused, err
@@ -205,7 +213,7 @@ func contend(l *lockDir, owner string, ttl time.Duration) (outcome, error) {
 		case err == nil:
 			return taken, nil
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist):
-			return again, nil
+			return vacant, nil
 		default:
 			return refused, err
 		}
@@ -217,7 +225,7 @@ func contend(l *lockDir, owner string, ttl time.Duration) (outcome, error) {
 	if _, err := l.clear(s); err != nil {
 		return refused, err
 	}
-	return again, nil
+	return vacant, nil
 }
 
 // Release implements driver.Driver; see lockdir.go for why the owner guard

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,21 +85,21 @@ const retirePasses = 8
 // directory that was judged (rule 5).
 type lockDir struct {
 	path string
-	root *os.Root
+	dir  *dirHandle
 }
 
 // openLockDir opens the lock directory at path; a missing one gives an error
 // matching fs.ErrNotExist.
 func openLockDir(path string) (*lockDir, error) {
-	r, err := os.OpenRoot(path)
+	h, err := openDir(path)
 	if err != nil {
 		return nil, err
 	}
-	return &lockDir{path: path, root: r}, nil
+	return &lockDir{path: path, dir: h}, nil
 }
 
 // close releases the directory descriptor.
-func (l *lockDir) close() { _ = l.root.Close() }
+func (l *lockDir) close() { l.dir.close() }
 
 // snapshot is one listing of a lock directory.
 type snapshot struct {
@@ -119,12 +118,7 @@ func (s snapshot) newest() (lease, bool) {
 // list reads the directory's entries. Listing a directory that has been
 // retired or replaced fails with an error matching fs.ErrNotExist.
 func (l *lockDir) list() (snapshot, error) {
-	f, err := l.root.Open(".")
-	if err != nil {
-		return snapshot{}, err
-	}
-	names, err := f.Readdirnames(-1)
-	_ = f.Close()
+	names, err := l.dir.names()
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -165,7 +159,7 @@ func (l *lockDir) assess(s snapshot, now int64) (held bool, rec holderRecord, er
 		// unknown, and the lease alone decides.
 		return true, holderRecord{}, nil
 	}
-	b, err := l.root.ReadFile(first.name)
+	b, err := l.dir.readFile(first.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Someone is emptying the directory right now; until it is
 		// empty, it still holds a live lease.
@@ -186,18 +180,14 @@ func (l *lockDir) assess(s snapshot, now int64) (held bool, rec holderRecord, er
 // the directory has been retired or replaced (the lock is lost) and
 // fs.ErrExist when a concurrent call for the same owner renewed first.
 func (l *lockDir) renew(s snapshot, n lease, owner string, expires int64) error {
-	f, err := l.root.OpenFile(leaseName(n.seq+1, expires, owner), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := l.dir.create(leaseName(n.seq+1, expires, owner)); err != nil {
 		return err
 	}
 	for _, old := range s.leases {
 		if old.seq > 0 {
 			// Best effort: a leftover extension is harmless, the
 			// newest entry decides, and Release removes it.
-			_ = l.root.Remove(old.name)
+			_ = l.dir.remove(old.name)
 		}
 	}
 	return nil
@@ -208,7 +198,7 @@ func (l *lockDir) renew(s snapshot, n lease, owner string, expires int64) error 
 // already gone are skipped: someone else is clearing too.
 func (l *lockDir) clear(s snapshot) (removedLast bool, err error) {
 	for _, name := range s.other {
-		if err := l.root.RemoveAll(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := l.dir.remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, err
 		}
 	}
@@ -218,7 +208,7 @@ func (l *lockDir) clear(s snapshot) (removedLast bool, err error) {
 	}
 	order := append(s.leases[zeros:len(s.leases):len(s.leases)], s.leases[:zeros]...)
 	for i, ls := range order {
-		err := l.root.Remove(ls.name)
+		err := l.dir.remove(ls.name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false, err
 		}
@@ -257,17 +247,4 @@ func (l *lockDir) retire() error {
 }
 
 // isAt reports whether the lock directory's path still names this directory.
-func (l *lockDir) isAt() (bool, error) {
-	mine, err := l.root.Stat(".")
-	if err != nil {
-		return false, err
-	}
-	there, err := os.Lstat(l.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(mine, there), nil
-}
+func (l *lockDir) isAt() (bool, error) { return l.dir.sameAs(l.path) }

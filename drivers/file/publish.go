@@ -71,19 +71,6 @@ func build(dir string, record []byte, owner string, expires int64) (*pending, er
 	return nil, fmt.Errorf("mkdir %s: %d random pending names taken", dir, buildAttempts)
 }
 
-// writeNew creates the file path, which must not exist, holding data.
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // publish renames the pending directory onto target and reports whether it
 // became the lock. false means target holds a non-empty directory: a lock,
 // live or stale. syscall.Rename, not os.Rename: os.Rename refuses any

@@ -20,7 +20,7 @@ func TestStaleUnreadableMetadata(t *testing.T) {
 		"record of another owner": {
 			leaseName(0, future.UnixNano(), owner): record(t, localRecord(newOwner(), future)),
 		},
-		"no lease entry": {"owner.json": record(t, localRecord(owner, future))},
+		"no lease entry":  {"owner.json": record(t, localRecord(owner, future))},
 		"empty directory": {},
 	}
 	for name, files := range cases {

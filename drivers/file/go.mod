@@ -2,11 +2,16 @@ module github.com/zerotal/lock/drivers/file
 
 go 1.26.0
 
-require github.com/zerotal/lock/core v0.0.0
-
 require (
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/zerotal/lock/conformance v0.0.0
+	github.com/zerotal/lock/core v0.0.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.50.0
 )
 
-replace github.com/zerotal/lock/core => ../../core
+require github.com/anishathalye/porcupine v1.3.1 // indirect
+
+replace (
+	github.com/zerotal/lock/conformance => ../../conformance
+	github.com/zerotal/lock/core => ../../core
+)

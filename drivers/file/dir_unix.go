@@ -26,7 +26,7 @@ func openDir(path string) (*dirHandle, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: goneErr(err)}
 	}
 	return &dirHandle{path: path, fd: fd}, nil
 }
@@ -38,7 +38,7 @@ func (h *dirHandle) close() { _ = unix.Close(h.fd) }
 func (h *dirHandle) names() ([]string, error) {
 	if h.listed {
 		if _, err := unix.Seek(h.fd, 0, 0); err != nil {
-			return nil, &fs.PathError{Op: "seek", Path: h.path, Err: err}
+			return nil, &fs.PathError{Op: "seek", Path: h.path, Err: goneErr(err)}
 		}
 	}
 	h.listed = true
@@ -47,7 +47,7 @@ func (h *dirHandle) names() ([]string, error) {
 	for {
 		n, err := retry(func() (int, error) { return unix.ReadDirent(h.fd, buf[:]) })
 		if err != nil {
-			return nil, &fs.PathError{Op: "readdirent", Path: h.path, Err: err}
+			return nil, &fs.PathError{Op: "readdirent", Path: h.path, Err: goneErr(err)}
 		}
 		if n <= 0 {
 			return names, nil
@@ -115,7 +115,7 @@ func (h *dirHandle) remove(name string) error {
 func (h *dirHandle) sameAs(path string) (bool, error) {
 	var mine, there unix.Stat_t
 	if err := unix.Fstat(h.fd, &mine); err != nil {
-		return false, &fs.PathError{Op: "fstat", Path: h.path, Err: err}
+		return false, &fs.PathError{Op: "fstat", Path: h.path, Err: goneErr(err)}
 	}
 	if err := unix.Lstat(path, &there); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -128,7 +128,17 @@ func (h *dirHandle) sameAs(path string) (bool, error) {
 
 // pathErr wraps err with the path of name inside the directory.
 func (h *dirHandle) pathErr(op, name string, err error) error {
-	return &fs.PathError{Op: op, Path: h.path + "/" + name, Err: err}
+	return &fs.PathError{Op: op, Path: h.path + "/" + name, Err: goneErr(err)}
+}
+
+// goneErr reports a directory that has been removed the same way on every
+// filesystem: a local one says ENOENT, but an NFS client whose handle names
+// a directory removed on the server says ESTALE.
+func goneErr(err error) error {
+	if errors.Is(err, unix.ESTALE) {
+		return unix.ENOENT
+	}
+	return err
 }
 
 // writeNew creates the file path, which must not exist, holding data.

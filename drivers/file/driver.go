@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,6 +120,16 @@ func checkTTL(ttl time.Duration) error {
 	return nil
 }
 
+// leaseEnd returns now+ttl in Unix nanoseconds, the latest representable
+// instant if that overflows: a lease of a century is a lease that never ends.
+func leaseEnd(now time.Time, ttl time.Duration) int64 {
+	n := now.UnixNano()
+	if n > math.MaxInt64-int64(ttl) {
+		return math.MaxInt64
+	}
+	return n + int64(ttl)
+}
+
 // Acquire implements driver.Driver. It looks before it builds: on a held key
 // it costs an open and a listing, on a free key a failed open, a mkdir, a
 // file write and a rename.
@@ -135,8 +146,11 @@ func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 		if p == nil {
 			return
 		}
-		if derr := p.discard(); derr != nil && err == nil {
-			ok, err = false, fmt.Errorf("file: acquire: remove pending lock directory: %w", derr)
+		// A pending directory that cannot be removed is garbage that a
+		// later Open sweeps; it is worth an error only when there is no
+		// lock to report instead.
+		if derr := p.discard(); derr != nil && err == nil && !ok {
+			err = fmt.Errorf("file: acquire: remove pending lock directory: %w", derr)
 		}
 	}()
 	for range acquireAttempts {
@@ -152,7 +166,7 @@ func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 		}
 		if p == nil {
 			now := time.Now()
-			expires := now.Add(ttl).UnixNano()
+			expires := leaseEnd(now, ttl)
 			var buf [512]byte
 			if p, err = build(d.dir, appendRecord(buf[:0], d.record, owner, now.UnixNano(), expires), owner, expires); err != nil {
 				return false, fmt.Errorf("file: acquire: %w", err)
@@ -208,7 +222,7 @@ func contend(l *lockDir, owner string, ttl time.Duration) (outcome, error) {
 	}
 	now := time.Now()
 	if n, ok := s.newest(); ok && n.owner == owner && n.expires > now.UnixNano() {
-		err := l.renew(s, n, owner, now.Add(ttl).UnixNano())
+		err := l.renew(s, n, owner, leaseEnd(now, ttl))
 		switch {
 		case err == nil:
 			return taken, nil
@@ -300,7 +314,7 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 		if !ok || n.owner != owner || n.expires <= now.UnixNano() {
 			return false, nil
 		}
-		err := l.renew(s, n, owner, now.Add(ttl).UnixNano())
+		err := l.renew(s, n, owner, leaseEnd(now, ttl))
 		switch {
 		case err == nil:
 			return true, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -345,4 +346,17 @@ func TestNoPendingLeftBehind(t *testing.T) {
 	}
 	wantAcquire(t, d, "stale", newOwner(), time.Minute, true)
 	wantNoPending(t, dir)
+}
+
+// TestHugeTTL: a TTL whose end overflows Unix nanoseconds is a lease that
+// never ends, not one that ended long ago.
+func TestHugeTTL(t *testing.T) {
+	d := openDriver(t, t.TempDir())
+	owner := newOwner()
+	mustAcquire(t, d, "k", owner, time.Duration(math.MaxInt64))
+	wantExists(t, d, "k", true)
+	if ok, err := d.Extend(testCtx(t), "k", owner, time.Duration(math.MaxInt64)); err != nil || !ok {
+		t.Fatalf("Extend = %v, %v; want true", ok, err)
+	}
+	wantAcquire(t, d, "k", newOwner(), time.Minute, false)
 }

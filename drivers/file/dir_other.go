@@ -17,8 +17,18 @@ type dirHandle struct {
 	root *os.Root
 }
 
-// openDir opens the directory at path.
+// openDir opens the directory at path. A symbolic link there is refused, not
+// followed: clearing a stale lock deletes what is inside it, and that must
+// never be a directory elsewhere. (The check and the open are two steps
+// here; the Unix version refuses links atomically.)
 func openDir(path string) (*dirHandle, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errNotDir}
+	}
 	r, err := os.OpenRoot(path)
 	if err != nil {
 		return nil, err
@@ -39,12 +49,17 @@ func (h *dirHandle) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// maxRecord bounds what readFile reads: a holder record is a few hundred
-// bytes, and anything longer is not one.
-const maxRecord = 64 << 10
-
-// readFile returns the content of the file name.
+// readFile returns the content of the file name. A symbolic link, a
+// directory or more than maxRecord bytes there is no holder record: the
+// error then wraps errNotRecord.
 func (h *dirHandle) readFile(name string) ([]byte, error) {
+	fi, err := h.root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: h.path + "/" + name, Err: errNotRecord}
+	}
 	f, err := h.root.Open(name)
 	if err != nil {
 		return nil, err
@@ -52,10 +67,14 @@ func (h *dirHandle) readFile(name string) ([]byte, error) {
 	defer func() { _ = f.Close() }()
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err == nil && len(b) > maxRecord {
-		err = &fs.PathError{Op: "read", Path: h.path + "/" + name, Err: fs.ErrInvalid}
+		err = &fs.PathError{Op: "read", Path: h.path + "/" + name, Err: errNotRecord}
 	}
 	return b, err
 }
+
+// errNotDir reports a lock name that holds something other than a
+// directory.
+var errNotDir = errors.New("not a directory")
 
 // create makes the empty file name, failing if it exists.
 func (h *dirHandle) create(name string) error {

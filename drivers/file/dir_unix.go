@@ -5,7 +5,6 @@ package file
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -20,10 +19,12 @@ type dirHandle struct {
 	listed bool // the read offset has moved: rewind before listing again
 }
 
-// openDir opens the directory at path.
+// openDir opens the directory at path. A symbolic link there is refused
+// (ELOOP or ENOTDIR), not followed: clearing a stale lock deletes what is
+// inside it, and that must never be a directory elsewhere.
 func openDir(path string) (*dirHandle, error) {
 	fd, err := retry(func() (int, error) {
-		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: goneErr(err)}
@@ -56,16 +57,16 @@ func (h *dirHandle) names() ([]string, error) {
 	}
 }
 
-// maxRecord bounds what readFile reads: a holder record is a few hundred
-// bytes, and anything longer is not one.
-const maxRecord = 64 << 10
-
-// readFile returns the content of the file name, or fs.ErrInvalid wrapped if
-// it is longer than maxRecord.
+// readFile returns the content of the file name. A symbolic link, a
+// directory or more than maxRecord bytes there is no holder record: the
+// error then wraps errNotRecord.
 func (h *dirHandle) readFile(name string) ([]byte, error) {
 	fd, err := retry(func() (int, error) {
 		return unix.Openat(h.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	})
+	if errors.Is(err, unix.ELOOP) {
+		err = errNotRecord
+	}
 	if err != nil {
 		return nil, h.pathErr("open", name, err)
 	}
@@ -76,6 +77,9 @@ func (h *dirHandle) readFile(name string) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 		n, err := retry(func() (int, error) { return unix.Read(fd, b[len(b):cap(b)]) })
+		if errors.Is(err, unix.EISDIR) {
+			err = errNotRecord
+		}
 		if err != nil {
 			return nil, h.pathErr("read", name, err)
 		}
@@ -84,7 +88,7 @@ func (h *dirHandle) readFile(name string) ([]byte, error) {
 		}
 		b = b[:len(b)+n]
 	}
-	return nil, h.pathErr("read", name, fs.ErrInvalid)
+	return nil, h.pathErr("read", name, errNotRecord)
 }
 
 // create makes the empty file name, failing if it exists.
@@ -99,14 +103,43 @@ func (h *dirHandle) create(name string) error {
 }
 
 // remove unlinks the file name; a directory there is removed with all it
-// holds.
+// holds, without following symbolic links.
 func (h *dirHandle) remove(name string) error {
+	return removeAt(h, name, maxJunkDepth)
+}
+
+// maxJunkDepth bounds how deep remove descends into a directory that
+// something other than the driver left inside a lock directory.
+const maxJunkDepth = 16
+
+// removeAt removes name inside h, descending at most depth levels.
+func removeAt(h *dirHandle, name string, depth int) error {
 	err := unix.Unlinkat(h.fd, name, 0)
-	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
-		return removeAllAt(h.path, name)
+	if err == nil {
+		return nil
 	}
-	if err != nil {
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) || depth == 0 {
 		return h.pathErr("unlinkat", name, err)
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Openat(h.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return h.pathErr("open", name, err)
+	}
+	sub := &dirHandle{path: h.path + "/" + name, fd: fd}
+	names, err := sub.names()
+	for _, n := range names {
+		if err == nil {
+			err = removeAt(sub, n, depth-1)
+		}
+	}
+	sub.close()
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(h.fd, name, unix.AT_REMOVEDIR); err != nil {
+		return h.pathErr("rmdir", name, err)
 	}
 	return nil
 }
@@ -172,9 +205,3 @@ func retry(call func() (int, error)) (int, error) {
 		}
 	}
 }
-
-// removeAllAt removes the directory name inside dir, and all it holds, by
-// path. Only junk is ever a directory inside a lock directory, and no lock
-// directory holds anything of value under a junk name, so if dir has meanwhile
-// become a newer lock, removing that name there harms nothing either.
-func removeAllAt(dir, name string) error { return os.RemoveAll(dir + "/" + name) }

@@ -92,9 +92,6 @@ func Open(dir string) (*Driver, error) {
 	}, nil
 }
 
-// Dir returns the absolute path of the lock directory.
-func (d *Driver) Dir() string { return d.dir }
-
 // begin checks what every call needs: an open driver and a live ctx.
 func (d *Driver) begin(ctx context.Context) error {
 	if d.closed.Load() {
@@ -120,8 +117,9 @@ func checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// leaseEnd returns now+ttl in Unix nanoseconds, the latest representable
-// instant if that overflows: a lease of a century is a lease that never ends.
+// leaseEnd returns now+ttl in Unix nanoseconds, or the latest instant that
+// Unix nanoseconds can hold (in 2262) when the sum overflows: a TTL too long
+// to represent is a lease that does not end, never one that ended long ago.
 func leaseEnd(now time.Time, ttl time.Duration) int64 {
 	n := now.UnixNano()
 	if n > math.MaxInt64-int64(ttl) {

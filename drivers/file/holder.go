@@ -86,6 +86,15 @@ func appendRecord(b, prefix []byte, owner string, acquired, expires int64) []byt
 	return append(b, '}')
 }
 
+// maxRecord bounds what is read of a holder record: a few hundred bytes make
+// one, and anything longer is not one.
+const maxRecord = 64 << 10
+
+// errNotRecord reports an entry 0 that is no holder record at all: a
+// symbolic link, a directory, or too long. Like a record that does not
+// parse, it makes the lock stale.
+var errNotRecord = errors.New("not a holder record")
+
 // errBadRecord reports a holder record that does not describe a holder.
 var errBadRecord = errors.New("holder record has no owner or pid")
 

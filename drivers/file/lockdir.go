@@ -165,7 +165,12 @@ func (l *lockDir) assess(s snapshot, now int64) (held bool, rec holderRecord, er
 		// empty, it still holds a live lease.
 		return true, holderRecord{}, nil
 	}
+	if errors.Is(err, errNotRecord) {
+		return false, holderRecord{}, nil // unreadable metadata
+	}
 	if err != nil {
+		// An I/O error, or too many open files, says nothing about the
+		// holder: calling the lock stale on it could free a live one.
 		return false, holderRecord{}, err
 	}
 	rec, err = parseRecord(b)

@@ -47,8 +47,8 @@ func TestOpenCreatesDirectory(t *testing.T) {
 	t.Chdir(base)
 	d := openDriver(t, filepath.Join("a", "b", "locks"))
 	want := filepath.Join(base, "a", "b", "locks")
-	if d.Dir() != want {
-		t.Errorf("Dir() = %q; want %q", d.Dir(), want)
+	if d.dir != want {
+		t.Errorf("lock directory %q; want %q", d.dir, want)
 	}
 	fi, err := os.Stat(want)
 	if err != nil || !fi.IsDir() {

@@ -198,3 +198,44 @@ func TestStaleJunkIsCleared(t *testing.T) {
 		t.Errorf("lock directory holds %q; want only the new holder's lease entry", got)
 	}
 }
+
+// TestSymlinksAreNotFollowed: a symbolic link in a lock's place, in place of
+// its holder record, or among its entries is never followed, so clearing a
+// stale lock cannot delete anything outside the lock directory.
+func TestSymlinksAreNotFollowed(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	precious := filepath.Join(outside, "precious")
+	if err := os.WriteFile(precious, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := openDriver(t, dir)
+
+	// A link as the lock: an error, and nothing behind it is touched.
+	if err := os.Symlink(outside, lockPath(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := d.Acquire(testCtx(t), "linked", newOwner(), time.Minute); err == nil || ok {
+		t.Errorf("Acquire over a symlink = %v, %v; want an error", ok, err)
+	}
+	if err := d.ForceRelease(testCtx(t), "linked"); err == nil {
+		t.Error("ForceRelease over a symlink: no error")
+	}
+
+	// A link as the holder record and another among the entries: the lock
+	// is stale (unreadable metadata), and clearing it removes the links.
+	owner := newOwner()
+	path := plantLock(t, dir, "k", nil)
+	for name, target := range map[string]string{
+		leaseName(0, time.Now().Add(time.Hour).UnixNano(), owner): precious,
+		"junk": outside,
+	} {
+		if err := os.Symlink(target, filepath.Join(path, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantExists(t, d, "k", false)
+	wantAcquire(t, d, "k", newOwner(), time.Minute, true)
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me" {
+		t.Fatalf("the file behind the links: %q, %v; want it untouched", b, err)
+	}
+}

@@ -9,7 +9,7 @@
 //
 // Every state change is one SQL statement, so it is atomic at the database:
 // acquire is a single UPSERT that takes a free, expired or dead holder's row
-// and returns the fencing token; release, extend and force release are single
+// and bumps its fencing token; release, extend and force release are single
 // guarded UPDATEs. A busy database (SQLITE_BUSY) is retried with a jittered
 // backoff for as long as the caller's context allows.
 //

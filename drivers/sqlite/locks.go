@@ -26,18 +26,25 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 	if d.closed.Load() {
 		return 0, false, ErrClosed
 	}
+	id := acquisitionIDs.Add(1)
 	var r busyRetry
 	for {
 		now := time.Now().UnixNano()
-		var token int64
-		err := d.acquireStmt.QueryRowContext(ctx, key, owner, now, expiry(now, ttl),
-			d.self.pid, d.self.start, d.self.scope, d.self.host).Scan(&token)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, false, nil
+		res, err := d.acquireStmt.ExecContext(ctx, key, owner, now, expiry(now, ttl), id)
+		var changed int64
+		if err == nil {
+			changed, err = res.RowsAffected()
 		}
+		// Taken whatever happened, so that a failed attempt leaves no note.
+		token, noted := takeNotedToken(id)
 		if again, err := r.again(ctx, err); !again {
-			if err != nil {
+			switch {
+			case err != nil:
 				return 0, false, d.fail("acquire", err)
+			case changed == 0:
+				return 0, false, nil
+			case !noted:
+				return 1, true, nil // a new row: the key's first acquisition
 			}
 			return uint64(token), true, nil
 		}

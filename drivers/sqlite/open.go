@@ -30,8 +30,9 @@ var (
 	errRegister  error
 )
 
-// registerFunctions makes holderGoneFunc available to the connections modernc
-// opens from now on. Registration is process-wide, hence once.
+// registerFunctions makes holderGoneFunc and noteTokenFunc available to the
+// connections modernc opens from now on. Registration is process-wide, hence
+// once.
 func registerFunctions() error {
 	registerOnce.Do(func() {
 		errRegister = sqlite.RegisterScalarFunction(holderGoneFunc, 2,
@@ -43,6 +44,12 @@ func registerFunctions() error {
 				}
 				return int64(0), nil
 			})
+		if errRegister == nil {
+			errRegister = sqlite.RegisterScalarFunction(noteTokenFunc, 2,
+				func(_ *sqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+					return noteToken(args)
+				})
+		}
 	})
 	return errRegister
 }
@@ -290,7 +297,7 @@ func (d *Driver) prepare(ctx context.Context) error {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&d.acquireStmt, sqlAcquire},
+		{&d.acquireStmt, acquireSQL(d.self)},
 		{&d.releaseStmt, sqlRelease},
 		{&d.extendStmt, sqlExtend},
 		{&d.forceStmt, sqlForceRelease},

@@ -11,13 +11,14 @@
 //
 // Every operation is one round trip: acquire, release, extend, force release
 // and inspect are Lua scripts run by EVALSHA (EVAL when the server has
-// forgotten the script), and Exists is EXISTS. A lock is a hash holding the
-// owner, its fencing token, the server time it was taken, and the holder's pid
-// and host; its TTL is a PEXPIRE, so the server's clock decides when it frees,
-// never the client's. Release and force release PUBLISH the key on one channel
-// ([DefaultChannel]); each Driver listens on one shared pub/sub connection and
-// wakes its local waiters for that key. Expiry is not announced: waiters find
-// an expired lock by polling, as they do for a lost notice.
+// forgotten the script), and Exists is EXISTS. A lock is a string holding
+// the owner, its fencing token, the server time it was taken, and the
+// holder's pid and host; it expires by PX, so the server's clock decides when
+// it frees, never the client's. A contended acquire only reads. Release and
+// force release PUBLISH the lock's Redis key on one channel
+// ([DefaultChannel]); each Driver listens on one shared pub/sub connection
+// and wakes its local waiters for that key. Expiry is not announced: waiters
+// find an expired lock by polling, as they do after a lost notice.
 //
 // # Keys
 //
@@ -43,6 +44,6 @@
 // after a failover the new primary may not have a lock the old one granted,
 // and two holders can coexist until the TTL runs out. This driver does not
 // implement Redlock; fencing tokens, checked by the protected resource, are
-// the way to stay correct through such failures. Redis 5 or newer is needed
-// (scripts read TIME before writing, which needs effects replication).
+// the way to stay correct through such failures. Redis 6.2 or newer is
+// needed (SET … GET; scripts read TIME before writing).
 package redis

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,10 @@ import (
 
 // ErrClosed is returned by every method of a Driver after Close.
 var ErrClosed = errors.New("redis: driver is closed")
+
+// errOwnerNewline is returned for an owner with a newline, which would make
+// the lock value ambiguous; the engine's owners are hex digits.
+var errOwnerNewline = errors.New("redis: owner contains a newline")
 
 // errNoClient is returned by every method of a Driver made by New with a nil
 // client.
@@ -41,8 +46,7 @@ type Driver struct {
 	// Script arguments that are the same on every call, boxed once so that
 	// calls do not allocate for them.
 	channelArg   any
-	pidArg       any
-	hostArg      any
+	holderArg    any // "pid\nhost", the end of every lock value
 	retentionArg any
 
 	notices   notifier
@@ -89,8 +93,7 @@ func New(c goredis.UniversalClient, opts ...Option) *Driver {
 	d := &Driver{
 		client:       c,
 		channelArg:   cfg.channel,
-		pidArg:       strconv.Itoa(os.Getpid()),
-		hostArg:      host,
+		holderArg:    strconv.Itoa(os.Getpid()) + "\n" + strings.ReplaceAll(host, "\n", " "),
 		retentionArg: cfg.fenceRetention.Milliseconds(),
 	}
 	d.notices.init(c, cfg.channel)
@@ -115,12 +118,12 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 // acquire runs acquireScript and returns the token, 0 when another owner
 // holds key.
 func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Duration) (uint64, error) {
-	if err := d.usable(ctx); err != nil {
+	if err := d.usableFor(ctx, owner); err != nil {
 		return 0, err
 	}
 	lock, fence := redisKeys(key)
-	token, err := acquireScript.Run(ctx, d.client, []string{lock, fence},
-		owner, ttlMillis(ttl), d.pidArg, d.hostArg, d.retentionArg).Int64()
+	token, err := acquireScript.run(ctx, d.client, []any{nil, nil, 2, lock, fence,
+		owner, ttlMillis(ttl), d.holderArg, d.retentionArg}).Int64()
 	if err != nil {
 		return 0, d.fail(ctx, "acquire", err)
 	}
@@ -133,11 +136,11 @@ func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 // Release deletes key if owner holds it and announces the release to
 // waiters, in one round trip.
 func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
-	if err := d.usable(ctx); err != nil {
+	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
 	lock, _ := redisKeys(key)
-	n, err := releaseScript.Run(ctx, d.client, []string{lock}, owner, d.channelArg, key).Int64()
+	n, err := releaseScript.run(ctx, d.client, []any{nil, nil, 1, lock, owner, d.channelArg}).Int64()
 	if err != nil {
 		return false, d.fail(ctx, "release", err)
 	}
@@ -147,11 +150,11 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 // Extend sets key's TTL to ttl from now, by the server's clock, if owner
 // holds it; it never takes a free key.
 func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
-	if err := d.usable(ctx); err != nil {
+	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
 	lock, _ := redisKeys(key)
-	n, err := extendScript.Run(ctx, d.client, []string{lock}, owner, ttlMillis(ttl)).Int64()
+	n, err := extendScript.run(ctx, d.client, []any{nil, nil, 1, lock, owner, ttlMillis(ttl)}).Int64()
 	if err != nil {
 		return false, d.fail(ctx, "extend", err)
 	}
@@ -164,7 +167,7 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 		return err
 	}
 	lock, _ := redisKeys(key)
-	if err := forceReleaseScript.Run(ctx, d.client, []string{lock}, d.channelArg, key).Err(); err != nil {
+	if err := forceReleaseScript.run(ctx, d.client, []any{nil, nil, 1, lock, d.channelArg}).Err(); err != nil {
 		return d.fail(ctx, "force release", err)
 	}
 	return nil
@@ -191,7 +194,7 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 		return driver.Holder{}, false, err
 	}
 	lock, _ := redisKeys(key)
-	reply, err := inspectScript.Run(ctx, d.client, []string{lock}).Slice()
+	reply, err := inspectScript.run(ctx, d.client, []any{nil, nil, 1, lock}).Slice()
 	if errors.Is(err, goredis.Nil) {
 		return driver.Holder{}, false, nil
 	}
@@ -239,6 +242,14 @@ func (d *Driver) usable(ctx context.Context) error {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
+}
+
+// usableFor is usable for a call that names an owner.
+func (d *Driver) usableFor(ctx context.Context, owner string) error {
+	if strings.IndexByte(owner, '\n') >= 0 {
+		return errOwnerNewline
+	}
+	return d.usable(ctx)
 }
 
 // fail wraps a failed call's error so that errors.Is finds ctx.Err() when ctx

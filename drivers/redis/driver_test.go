@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,5 +255,72 @@ func TestForeignValueIsAnErrorNotContention(t *testing.T) {
 	}
 	if v, err := rc.Get(ctx, lock).Result(); err != nil || v != "not a lock" {
 		t.Fatalf("the foreign value was changed: %q, %v", v, err)
+	}
+
+	other := testKey(t, "foreign-hash")
+	otherLock, _ := redisKeys(other)
+	if err := rc.HSet(ctx, otherLock, "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := d.Acquire(ctx, other, newOwner(), time.Minute); err == nil || ok {
+		t.Fatalf("Acquire over a hash = %v, %v; want false and a WRONGTYPE error", ok, err)
+	}
+}
+
+func TestOwnerWithNewlineIsRefused(t *testing.T) {
+	s := startServer(t)
+	d := s.open(t)
+	ctx := t.Context()
+	key := testKey(t, "newline")
+	owner := newOwner()
+	if ok, err := d.Acquire(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	// owner+"\n"+token would otherwise match the start of owner's value.
+	h, _, err := d.Inspect(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := owner + "\n" + strconv.FormatUint(h.Token, 10)
+	if ok, err := d.Release(ctx, key, forged); ok || !errors.Is(err, errOwnerNewline) {
+		t.Fatalf("Release by %q = %v, %v; want false, errOwnerNewline", forged, ok, err)
+	}
+	if _, err := d.Acquire(ctx, key, forged, time.Minute); !errors.Is(err, errOwnerNewline) {
+		t.Fatalf("Acquire by an owner with a newline: %v; want errOwnerNewline", err)
+	}
+	if _, err := d.Extend(ctx, key, forged, time.Minute); !errors.Is(err, errOwnerNewline) {
+		t.Fatalf("Extend by an owner with a newline: %v; want errOwnerNewline", err)
+	}
+	if held, err := d.Exists(ctx, key); err != nil || !held {
+		t.Fatalf("the lock was lost: %v, %v", held, err)
+	}
+}
+
+func TestScriptCacheFlushed(t *testing.T) {
+	s := startServer(t)
+	d := s.open(t)
+	rc := s.client(t)
+	ctx := t.Context()
+	key := testKey(t, "flush")
+	owner := newOwner()
+	if ok, err := d.Acquire(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	if err := rc.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// EVALSHA answers NOSCRIPT now; each call falls back to EVAL.
+	if ok, err := d.Extend(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Extend after SCRIPT FLUSH = %v, %v", ok, err)
+	}
+	if ok, err := d.Release(ctx, key, owner); err != nil || !ok {
+		t.Fatalf("Release after SCRIPT FLUSH = %v, %v", ok, err)
+	}
+	stats, err := rc.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stats, "cmdstat_eval:") {
+		t.Fatalf("no EVAL fallback was sent:\n%s", stats)
 	}
 }

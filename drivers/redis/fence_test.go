@@ -128,6 +128,9 @@ func TestFencingCounterExhaustedIsAnError(t *testing.T) {
 	if held, err := d.Exists(ctx, key); err != nil || held {
 		t.Fatalf("a failed acquire left the key held: %v, %v", held, err)
 	}
+	if v, err := rc.Get(ctx, fence).Uint64(); err != nil || v != limit-1 {
+		t.Fatalf("counter after the failed acquire = %d, %v; want it left at %d", v, err, uint64(limit-1))
+	}
 }
 
 func TestFenceRetention(t *testing.T) {

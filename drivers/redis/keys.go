@@ -7,7 +7,7 @@ import "strings"
 const fenceSuffix = ":fence"
 
 // redisKeys maps an engine key (prefix included) to the two Redis keys a lock
-// uses: the hash that holds the lock and the counter that mints its fencing
+// uses: the string that holds the lock and the counter that mints its fencing
 // tokens.
 //
 // Redis Cluster places a key by its hash tag: the bytes between the first '{'

@@ -10,8 +10,8 @@ import (
 
 // notifier fans release notices out to local subscribers. A Driver has one
 // pub/sub connection on one channel, whatever the number of waiters: the
-// message is the released key, and notifier hands it to the subscribers of
-// that key. The connection opens with the first Subscribe and closes with the
+// message is the released lock's Redis key, and notifier hands it to the
+// subscribers of that key. The connection opens with the first Subscribe and closes with the
 // Driver; go-redis reconnects and resubscribes it after a network failure.
 //
 // Notices published while the connection is down or being set up are lost,
@@ -21,8 +21,8 @@ type notifier struct {
 	channel string
 
 	mu      sync.Mutex
-	waiters map[string][]chan struct{}
-	pubsub  *goredis.PubSub // nil until the first subscribe
+	waiters map[string][]chan struct{} // by Redis lock key
+	pubsub  *goredis.PubSub            // nil until the first subscribe
 	stop    context.CancelFunc
 	done    chan struct{} // closed when listen has returned
 	closed  bool
@@ -38,6 +38,7 @@ func (n *notifier) init(client goredis.UniversalClient, channel string) {
 // running. It never blocks on the network: the listener subscribes in the
 // background.
 func (n *notifier) subscribe(key string) (<-chan struct{}, func()) {
+	key, _ = redisKeys(key)
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -93,7 +94,7 @@ func (n *notifier) listen(ctx context.Context, ps *goredis.PubSub) {
 	}
 }
 
-// notify wakes the waiters of key without blocking: a waiter whose buffer is
+// notify wakes the waiters of the lock key without blocking: a waiter whose buffer is
 // full already has a notice pending.
 func (n *notifier) notify(key string) {
 	n.mu.Lock()

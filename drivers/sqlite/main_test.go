@@ -1,10 +1,13 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/zerotal/lock/conformance"
 	"github.com/zerotal/lock/core/driver"
@@ -57,4 +60,22 @@ func childCommand(t *testing.T, role string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append([]string{childRoleEnv + "=" + role}, env...)...)
 	return cmd
+}
+
+// holdUntilKilled is the "hold" child: it takes a key for an hour, reports
+// its token on stdout and waits until it is killed (or stdin closes).
+func holdUntilKilled() error {
+	d, err := Open(os.Getenv(childDBEnv))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	owner := fmt.Sprintf("%032x", os.Getpid())
+	token, ok, err := d.AcquireFenced(context.Background(), os.Getenv(childKeyEnv), owner, time.Hour)
+	if err != nil || !ok {
+		return fmt.Errorf("acquire = %v, %v", ok, err)
+	}
+	fmt.Printf("acquired %d\n", token)
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
 }

@@ -4,7 +4,6 @@ package sqlite
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,24 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// holdUntilKilled is the "hold" child: it takes a key for an hour, reports
-// its token on stdout and waits until it is killed (or stdin closes).
-func holdUntilKilled() error {
-	d, err := Open(os.Getenv(childDBEnv))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	owner := fmt.Sprintf("%032x", os.Getpid())
-	token, ok, err := d.AcquireFenced(context.Background(), os.Getenv(childKeyEnv), owner, time.Hour)
-	if err != nil || !ok {
-		return fmt.Errorf("acquire = %v, %v", ok, err)
-	}
-	fmt.Printf("acquired %d\n", token)
-	_, err = io.Copy(io.Discard, os.Stdin)
-	return err
-}
 
 func TestDeadHolderIsReclaimedBeforeTTL(t *testing.T) {
 	d, path := openFile(t)

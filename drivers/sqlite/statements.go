@@ -22,15 +22,6 @@ const createTable = `CREATE TABLE IF NOT EXISTS zerotal_lock (
 	host        TEXT    NOT NULL
 ) WITHOUT ROWID`
 
-// holderGoneFunc is the SQL function through which statements ask whether a
-// row's holder process has exited. Its name is prefixed because modernc
-// registers functions for every connection of the process.
-const holderGoneFunc = "zerotal_lock_holder_gone"
-
-// noteTokenFunc is the SQL function through which the acquire statement hands
-// the token it wrote to its caller; see acquireSQL.
-const noteTokenFunc = "zerotal_lock_note_token"
-
 // acquireSQL returns the statement that takes key when it is new, released,
 // expired, held by owner already, or held by a dead local process. Column
 // names on the right of SET and in WHERE are the row's values before the

@@ -54,7 +54,9 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 // Release frees key if owner holds it and its TTL has not passed. The key's
 // row, and so its token counter, stays.
 func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
-	ok, err := d.update(ctx, "release", d.releaseStmt, key, owner, time.Now().UnixNano())
+	ok, err := d.update(ctx, "release", d.releaseStmt, func(now int64) []any {
+		return []any{key, owner, now}
+	})
 	if ok {
 		d.hub.notify(key)
 	}
@@ -64,29 +66,33 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 // Extend sets key's expiry to ttl from now if owner holds it and its TTL has
 // not passed. It never takes a free key.
 func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
-	now := time.Now().UnixNano()
-	return d.update(ctx, "extend", d.extendStmt, key, owner, now, expiry(now, ttl))
+	return d.update(ctx, "extend", d.extendStmt, func(now int64) []any {
+		return []any{key, owner, now, expiry(now, ttl)}
+	})
 }
 
 // ForceRelease frees key whoever holds it.
 func (d *Driver) ForceRelease(ctx context.Context, key string) error {
-	ok, err := d.update(ctx, "force release", d.forceStmt, key)
+	ok, err := d.update(ctx, "force release", d.forceStmt, func(int64) []any {
+		return []any{key}
+	})
 	if ok {
 		d.hub.notify(key)
 	}
 	return err
 }
 
-// update runs a guarded UPDATE and reports whether it changed a row. The
-// arguments carry their own timestamps: a retry reuses them, which only makes
-// the guard stricter by the time spent waiting.
-func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args ...any) (bool, error) {
+// update runs a guarded UPDATE with the arguments args builds for the current
+// time, and reports whether it changed a row. Each attempt reads the clock
+// afresh: a lock that expired while the database was busy must not be
+// released or extended on the strength of an earlier reading.
+func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args func(now int64) []any) (bool, error) {
 	if d.closed.Load() {
 		return false, ErrClosed
 	}
 	var r busyRetry
 	for {
-		res, err := stmt.ExecContext(ctx, args...)
+		res, err := stmt.ExecContext(ctx, args(time.Now().UnixNano())...)
 		var n int64
 		if err == nil {
 			n, err = res.RowsAffected()

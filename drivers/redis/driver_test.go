@@ -8,13 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
 
 func TestAcquireReleaseCycle(t *testing.T) {
 	s := startServer(t)

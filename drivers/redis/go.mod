@@ -8,10 +8,15 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
+require github.com/anishathalye/porcupine v1.3.1 // indirect
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/zerotal/lock/conformance v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/zerotal/lock/core => ../../core
+
+replace github.com/zerotal/lock/conformance => ../../conformance

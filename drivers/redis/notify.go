@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -14,8 +15,17 @@ import (
 // subscribers of that key. The connection opens with the first Subscribe and closes with the
 // Driver; go-redis reconnects and resubscribes it after a network failure.
 //
-// Notices published while the connection is down or being set up are lost,
-// which the contract allows: the engine polls as well.
+// The first subscribe waits, at most subscribeWait, for the server to
+// confirm the subscription, so that the engine's pattern (subscribe, try,
+// wait) does not miss a release that follows at once; later ones register
+// locally and return. Notices published while the connection is down are
+// lost, which the contract allows: the engine polls as well.
+// subscribeWait bounds how long a subscribe waits for the shared
+// subscription to be confirmed. Subscribe has no context, so this is what a
+// caller can lose to a server that accepts no connections; a refused
+// connection ends the wait at once.
+const subscribeWait = time.Second
+
 type notifier struct {
 	client  goredis.UniversalClient
 	channel string
@@ -24,6 +34,7 @@ type notifier struct {
 	waiters map[string][]chan struct{} // by Redis lock key
 	pubsub  *goredis.PubSub            // nil until the first subscribe
 	stop    context.CancelFunc
+	settled chan struct{} // closed once the subscription is confirmed or failed to start
 	done    chan struct{} // closed when listen has returned
 	closed  bool
 }
@@ -34,21 +45,33 @@ func (n *notifier) init(client goredis.UniversalClient, channel string) {
 	n.waiters = make(map[string][]chan struct{})
 }
 
-// subscribe registers a waiter for key and starts the listener if it is not
-// running. It never blocks on the network: the listener subscribes in the
-// background.
+// subscribe registers a waiter for key, starts the listener if it is not
+// running, and waits until the subscription is confirmed (see subscribeWait).
 func (n *notifier) subscribe(key string) (<-chan struct{}, func()) {
 	key, _ = redisKeys(key)
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.closed || n.client == nil {
+		n.mu.Unlock()
 		// Nothing will be sent: the engine's poll finds the driver closed.
 		return ch, func() {}
 	}
 	n.waiters[key] = append(n.waiters[key], ch)
 	if n.pubsub == nil {
 		n.start()
+	}
+	settled := n.settled
+	n.mu.Unlock()
+
+	select {
+	case <-settled:
+	default:
+		timer := time.NewTimer(subscribeWait)
+		select {
+		case <-settled:
+		case <-timer.C:
+		}
+		timer.Stop()
 	}
 	var once sync.Once
 	return ch, func() { once.Do(func() { n.unsubscribe(key, ch) }) }
@@ -78,19 +101,31 @@ func (n *notifier) start() {
 	// With no channels, Subscribe only builds the PubSub; listen connects.
 	n.pubsub = n.client.Subscribe(ctx)
 	n.stop = stop
+	n.settled = make(chan struct{})
 	n.done = make(chan struct{})
-	go n.listen(ctx, n.pubsub)
+	go n.listen(ctx, n.pubsub, n.settled)
 }
 
 // listen subscribes to the channel and delivers each message until the
-// PubSub is closed.
-func (n *notifier) listen(ctx context.Context, ps *goredis.PubSub) {
+// PubSub is closed. It closes settled when the server confirms the
+// subscription or the first attempt fails.
+func (n *notifier) listen(ctx context.Context, ps *goredis.PubSub, settled chan struct{}) {
 	defer close(n.done)
+	var once sync.Once
+	settle := func() { once.Do(func() { close(settled) }) }
+	defer settle()
 	// A failure here is not final: the PubSub records the channel and
-	// subscribes again each time Channel's receiver reconnects.
-	_ = ps.Subscribe(ctx, n.channel)
-	for msg := range ps.Channel() {
-		n.notify(msg.Payload)
+	// subscribes again each time its receiver reconnects.
+	if err := ps.Subscribe(ctx, n.channel); err != nil {
+		settle()
+	}
+	for msg := range ps.ChannelWithSubscriptions() {
+		switch msg := msg.(type) {
+		case *goredis.Subscription:
+			settle()
+		case *goredis.Message:
+			n.notify(msg.Payload)
+		}
 	}
 }
 

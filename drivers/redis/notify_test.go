@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +257,74 @@ func TestCloseClosesOwnClient(t *testing.T) {
 	}
 	if !waitUntil(5*time.Second, func() bool { return len(others()) == 0 }) {
 		t.Fatalf("connections remain after Close: %q", others())
+	}
+}
+
+func TestFirstSubscribeIsActiveOnReturn(t *testing.T) {
+	s := startServer(t)
+	waiter, holder := s.open(t), s.open(t)
+	key := testKey(t, "first")
+	// No waiting for the server here: the engine subscribes, tries and
+	// waits, and a release right after the subscribe must reach it.
+	notices, cancel := waiter.Subscribe(key)
+	defer cancel()
+	cycle(t, holder, key)
+	expectNotice(t, notices, "on the first subscription of a driver")
+}
+
+func TestSubscribeDoesNotWaitForARefusedConnection(t *testing.T) {
+	port, err := freePort() // nothing listens here
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	defer c.Close()
+	d := New(c)
+	defer d.Close()
+	start := time.Now()
+	_, cancel := d.Subscribe("k")
+	defer cancel()
+	if elapsed := time.Since(start); elapsed >= subscribeWait {
+		t.Fatalf("Subscribe took %v with the connection refused; want less than subscribeWait (%v)", elapsed, subscribeWait)
+	}
+}
+
+func TestSubscribeWaitIsBoundedOnASilentServer(t *testing.T) {
+	// A server that accepts connections and never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, conn)
+		}
+	}()
+	defer func() {
+		_ = ln.Close()
+		<-accepted
+		for _, conn := range conns {
+			_ = conn.Close()
+		}
+	}()
+
+	c := goredis.NewClient(&goredis.Options{Addr: ln.Addr().String(), ReadTimeout: time.Second})
+	defer c.Close()
+	d := New(c)
+	start := time.Now()
+	_, cancel := d.Subscribe("k")
+	defer cancel()
+	if elapsed := time.Since(start); elapsed < subscribeWait || elapsed > subscribeWait+5*time.Second {
+		t.Fatalf("Subscribe on a silent server took %v; want about subscribeWait (%v)", elapsed, subscribeWait)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

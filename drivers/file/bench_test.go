@@ -2,6 +2,9 @@ package file
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +50,34 @@ func BenchmarkAcquireHeld(b *testing.B) {
 	for b.Loop() {
 		if ok, err := d.Acquire(ctx, "bench", other, time.Minute); err != nil || ok {
 			b.Fatalf("Acquire = %v, %v", ok, err)
+		}
+	}
+}
+
+// BenchmarkBareCycle is the floor BenchmarkCycle stands on, for comparison
+// in the same run: the system calls a directory lock cannot do without
+// (mkdir, create and write the record, rename; unlink, rmdir), with no
+// look, no listing and no owner check.
+func BenchmarkBareCycle(b *testing.B) {
+	dir := b.TempDir()
+	pending, lock := filepath.Join(dir, ".pending-bench"), filepath.Join(dir, "bench")
+	record := appendRecord(nil, recordPrefix(currentProcess()), newOwner(), 1, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := os.Mkdir(pending, dirPerm); err != nil {
+			b.Fatal(err)
+		}
+		if err := writeNew(filepath.Join(pending, "lease"), record); err != nil {
+			b.Fatal(err)
+		}
+		if err := syscall.Rename(pending, lock); err != nil {
+			b.Fatal(err)
+		}
+		if err := syscall.Unlink(filepath.Join(lock, "lease")); err != nil {
+			b.Fatal(err)
+		}
+		if err := syscall.Rmdir(lock); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

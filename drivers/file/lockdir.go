@@ -31,7 +31,7 @@ import (
 //     entries of one lock directory name one owner, its publisher: only that
 //     owner adds entries, and only after seeing that the newest is its own.
 //  5. Every operation on an existing lock goes through one descriptor of the
-//     directory it looked at (an os.Root), never through the path again, so
+//     directory it looked at (a dirHandle), never through the path again, so
 //     what it removes or adds is in the directory it judged, even when the
 //     name has meanwhile been given to a newer lock.
 //
@@ -50,19 +50,26 @@ import (
 //     fails: the holder keeps the lock with its new lease. Created after, it
 //     lands in a directory already replaced and fails with ENOENT: Extend
 //     reports false. Rule 2 rules out a third outcome.
+//   - The holder is a dead process: by rule 4 every entry is its own, and it
+//     adds none any more, so removing them all is safe. The start-time check
+//     keeps a live process that reuses the pid from being taken for it.
+//   - A listing that is out of date (another process changed the directory
+//     since, or an NFS client cache served it) only makes the reclaimer
+//     remove less than is there, and then its rename fails: it can lose
+//     because of it, never win.
 //
 // There is deliberately no "rename the stale lock to a tombstone, check it,
 // put it back if it was not stale": while a live lock sits under the
 // tombstone name its key looks free, a third process can publish onto it, and
-// the put-back then fails with two holders. Here nothing that still says
-// "held" is ever moved or removed by anyone but its owner.
+// the put-back then fails with two holders. Here nothing is ever moved out of
+// a lock's name, and a reclaimer removes only entries it judged stale.
 //
 // Releasing (owner-guarded): list; go on only if the newest lease is the
 // caller's and unexpired; remove the listed entries, lease 0 last. Removing
 // the last lease entry frees the key, and Release reports true only if its own
-// unlink of that entry succeeded: ENOENT means a reclaimer or ForceRelease
-// removed it first, after the lease had passed, so the lock was no longer the
-// caller's to release. A non-owner never passes the check, and by rule 4 the
+// unlink of that entry succeeded: ENOENT means someone removed it first (a
+// ForceRelease, or a reclaimer once the lease had passed), so the lock was no
+// longer the caller's to release. A non-owner never passes the check, and by rule 4 the
 // entries of a directory whose newest lease is another owner's are all that
 // owner's, so a non-owner never removes any part of a live lock. Then rmdir
 // retires the empty directory. ENOTEMPTY means either that an Extend by the

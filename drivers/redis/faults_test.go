@@ -127,3 +127,27 @@ func TestStalledNetworkEndsWithContext(t *testing.T) {
 		t.Fatalf("Acquire returned %v after its 300ms deadline", elapsed)
 	}
 }
+
+func TestStalledNetworkEndsWithCancelByReadTimeout(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.addr())
+	d, err := Open("redis://" + p.addr() + "?read_timeout=500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p.setMode(stallScripts)
+	ctx, cancel := context.WithCancel(t.Context())
+	stop := time.AfterFunc(100*time.Millisecond, cancel)
+	defer stop.Stop()
+	start := time.Now()
+	ok, err := d.Acquire(ctx, testKey(t, "stall"), newOwner(), time.Minute)
+	if ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire on a stalled network, cancelled = %v, %v; want false and context.Canceled", ok, err)
+	}
+	// go-redis cannot interrupt a read for a cancel without a deadline; its
+	// read timeout ends the call, and the cancelled ctx stops the retries.
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Fatalf("Acquire returned %v after its cancel; want about the 500ms read timeout", elapsed)
+	}
+}

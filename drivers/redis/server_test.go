@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -187,5 +189,37 @@ func waitUntil(timeout time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatal records the message and ends the
+// goroutine, so that a test can check what startServer says when it fails.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestMissingRedisServerFailsWithInstallHint(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		startServer(rec)
+		rec.msg = "startServer returned"
+	}()
+	<-done
+	if !strings.Contains(rec.msg, "apt-get install redis-server") {
+		t.Fatalf("startServer without redis-server on PATH said %q; want a failure naming the package to install", rec.msg)
 	}
 }

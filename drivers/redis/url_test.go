@@ -148,3 +148,47 @@ func TestOpenTLSSchemeConfiguresTLS(t *testing.T) {
 		t.Fatalf("rediss:// gave Addr %q DB %d TLS %+v; want TLS to cache.example:6380, db 1", opts.Addr, opts.DB, opts.TLSConfig)
 	}
 }
+
+func TestLeastPrivilegeACL(t *testing.T) {
+	// The permissions docs/drivers/redis.md lists, and no more.
+	s := startServer(t, "--user", "locker", "on", ">pw", "~{zerotal_lock_test:*", "&zerotal_lock:released",
+		"+@connection", "+evalsha", "+eval", "+exists",
+		"+get", "+set", "+pexpire", "+pttl", "+del", "+time", "+publish", "+subscribe")
+	d, err := Open("redis://locker:pw@" + s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	holder, err := Open("redis://locker:pw@" + s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	ctx := t.Context()
+	key := testKey(t, "acl")
+	notices, cancel := d.Subscribe(key)
+	defer cancel()
+	owner := newOwner()
+	if _, ok, err := holder.AcquireFenced(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("AcquireFenced = %v, %v", ok, err)
+	}
+	if ok, err := holder.Extend(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Extend = %v, %v", ok, err)
+	}
+	if _, held, err := holder.Inspect(ctx, key); err != nil || !held {
+		t.Fatalf("Inspect = %v, %v", held, err)
+	}
+	if held, err := holder.Exists(ctx, key); err != nil || !held {
+		t.Fatalf("Exists = %v, %v", held, err)
+	}
+	if ok, err := holder.Release(ctx, key, owner); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	expectNotice(t, notices, "with least-privilege ACLs")
+	if err := holder.ForceRelease(ctx, key); err != nil {
+		t.Fatalf("ForceRelease: %v", err)
+	}
+	if _, err := holder.Acquire(ctx, "outside:"+key, owner, time.Minute); err == nil {
+		t.Fatal("Acquire of a key outside the ACL's pattern succeeded: the ACL does not restrict keys, so this test proves nothing")
+	}
+}

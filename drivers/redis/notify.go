@@ -9,23 +9,24 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
+// subscribeWait bounds how long the first subscribe waits for the shared
+// subscription to be confirmed. Subscribe has no context, so this is what a
+// caller can lose to a server that accepts connections and never answers; a
+// refused connection ends the wait at once.
+const subscribeWait = time.Second
+
 // notifier fans release notices out to local subscribers. A Driver has one
 // pub/sub connection on one channel, whatever the number of waiters: the
 // message is the released lock's Redis key, and notifier hands it to the
-// subscribers of that key. The connection opens with the first Subscribe and closes with the
-// Driver; go-redis reconnects and resubscribes it after a network failure.
+// subscribers of that key. The connection opens with the first subscribe and
+// closes with the Driver; go-redis reconnects and subscribes again after a
+// network failure.
 //
-// The first subscribe waits, at most subscribeWait, for the server to
-// confirm the subscription, so that the engine's pattern (subscribe, try,
-// wait) does not miss a release that follows at once; later ones register
-// locally and return. Notices published while the connection is down are
-// lost, which the contract allows: the engine polls as well.
-// subscribeWait bounds how long a subscribe waits for the shared
-// subscription to be confirmed. Subscribe has no context, so this is what a
-// caller can lose to a server that accepts no connections; a refused
-// connection ends the wait at once.
-const subscribeWait = time.Second
-
+// The first subscribe waits, at most subscribeWait, for the server to confirm
+// the subscription, so that the engine's pattern (subscribe, try, wait) does
+// not miss a release that follows at once; later ones register locally and
+// return. Notices published while the connection is down are lost, which the
+// contract allows: the engine polls as well.
 type notifier struct {
 	client  goredis.UniversalClient
 	channel string

@@ -20,7 +20,8 @@
 //     head of the queue on release, force release or expiry, in strict FIFO
 //     order and without polling. While a key has waiters it is never free, so
 //     a plain Acquire cannot overtake them.
-//   - Memory follows the live locks: released keys are deleted at once and
+//   - Memory follows the live locks: a released key leaves the table at once
+//     (only the most recently freed entry stays, parked for a quick re-take),
 //     expired keys are reaped from a min-heap ordered by expiry on every
-//     operation, so a table that once held many keys shrinks again.
+//     operation, and a table that once held many keys shrinks again.
 package memory

@@ -95,8 +95,8 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 	defer t.mu.Unlock()
 	e := t.entries[key]
 	switch {
-	case e == nil:
-		e = t.insert(key, owner, now, ttl)
+	case e == nil || e == t.parked:
+		e = t.insert(e, key, owner, now, ttl)
 	case e.owner == owner:
 		t.extend(e, now, ttl)
 	default:
@@ -121,8 +121,8 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 	t := d.table
 	e := t.entries[key]
 	switch {
-	case e == nil:
-		e = t.insert(key, owner, now, ttl)
+	case e == nil || e == t.parked:
+		e = t.insert(e, key, owner, now, ttl)
 		token := e.token
 		t.mu.Unlock()
 		return token, nil
@@ -159,7 +159,7 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 	}
 	t := d.table
 	defer t.mu.Unlock()
-	e := t.entries[key]
+	e := t.lookup(key)
 	if e == nil || e.owner != owner {
 		return false, nil
 	}
@@ -176,7 +176,7 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 	}
 	t := d.table
 	defer t.mu.Unlock()
-	if e := t.entries[key]; e != nil {
+	if e := t.lookup(key); e != nil {
 		t.vacate(e, now)
 	}
 	return nil
@@ -189,7 +189,7 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	}
 	t := d.table
 	defer t.mu.Unlock()
-	return t.entries[key] != nil, nil
+	return t.lookup(key) != nil, nil
 }
 
 // Extend sets key's expiry to ttl from now if owner holds it. It never takes
@@ -204,7 +204,7 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 	}
 	t := d.table
 	defer t.mu.Unlock()
-	e := t.entries[key]
+	e := t.lookup(key)
 	if e == nil || e.owner != owner {
 		return false, nil
 	}
@@ -220,7 +220,7 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 	}
 	t := d.table
 	defer t.mu.Unlock()
-	e := t.entries[key]
+	e := t.lookup(key)
 	if e == nil {
 		return driver.Holder{}, false, nil
 	}

@@ -49,6 +49,16 @@ func TestReleaseIsOwnerGuarded(t *testing.T) {
 	if ok, _ := d.Release(ctx, "k", owner); ok {
 		t.Fatal("second Release reported true")
 	}
+	// The freed key must look free to every method, not just Exists.
+	if ok, _ := d.Extend(ctx, "k", owner, time.Minute); ok {
+		t.Fatal("Extend revived a released lock")
+	}
+	if _, held, _ := d.Inspect(ctx, "k"); held {
+		t.Fatal("Inspect reports a released lock as held")
+	}
+	if ok, _ := d.Acquire(ctx, "k", stranger, time.Minute); !ok {
+		t.Fatal("a released key could not be taken by another owner")
+	}
 }
 
 func TestReacquireBySameOwnerResetsTTLAndKeepsToken(t *testing.T) {

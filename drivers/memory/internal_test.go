@@ -39,7 +39,8 @@ func TestExpiredLocksAreReaped(t *testing.T) {
 	}
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	if n := len(table.entries); n != 0 {
+	// One freed entry may stay parked for reuse.
+	if n := len(table.entries); n > 1 || table.parked == nil && n != 0 {
 		t.Fatalf("table keeps %d entries after every lock expired", n)
 	}
 	if table.peak >= shrinkMin || cap(table.expiry) >= shrinkMin {

@@ -20,15 +20,19 @@ type Table struct {
 	epoch time.Time
 
 	mu      sync.Mutex
-	entries map[string]*entry // held keys only, including expired ones not yet reaped
-	expiry  expiryHeap        // the same entries, soonest deadline first
-	fence   uint64            // last fencing token handed out
-	spare   []*entry          // recycled entries, so a reused key costs no allocation
-	peak    int               // most entries since the map was last rebuilt
-	armed   int               // hand-off timers currently scheduled
+	entries map[string]*entry // held keys, expired ones not yet reaped, and parked
+	expiry  expiryHeap        // the held entries, soonest deadline first
+	// parked is the entry most recently freed, left in the map so that
+	// taking the same key again, the common pattern, costs neither a map
+	// delete nor an insert. It is not held: lookups treat it as absent.
+	parked *entry
+	fence  uint64   // last fencing token handed out
+	spare  []*entry // recycled entries, so a reused key costs no allocation
+	peak   int      // most entries since the map was last rebuilt
+	armed  int      // hand-off timers currently scheduled
 }
 
-// entry is one held key.
+// entry is one held key, or the parked entry of a key just freed.
 type entry struct {
 	key      string
 	owner    string
@@ -94,20 +98,36 @@ func (t *Table) reap(now time.Duration) {
 	}
 }
 
-// insert records a new hold on a free key.
-func (t *Table) insert(key, owner string, now, ttl time.Duration) *entry {
-	var e *entry
-	if n := len(t.spare); n > 0 {
+// lookup returns the holder's entry for key, or nil if the key is free.
+func (t *Table) lookup(key string) *entry {
+	e := t.entries[key]
+	if e == t.parked {
+		return nil
+	}
+	return e
+}
+
+// insert records a new hold on a free key. found is what the map holds for
+// key: nil, or the parked entry, which is taken back in place.
+func (t *Table) insert(found *entry, key, owner string, now, ttl time.Duration) *entry {
+	e := found
+	switch {
+	case e != nil:
+		t.parked = nil
+	case len(t.spare) > 0:
+		n := len(t.spare)
 		e = t.spare[n-1]
 		t.spare[n-1] = nil
 		t.spare = t.spare[:n-1]
-	} else {
-		e = &entry{}
+		e.key = key
+		t.entries[key] = e
+	default:
+		e = &entry{key: key}
+		t.entries[key] = e
 	}
 	t.fence++
-	e.key, e.owner, e.token = key, owner, t.fence
+	e.owner, e.token = owner, t.fence
 	e.acquired, e.deadline = now, deadlineAfter(now, ttl)
-	t.entries[key] = e
 	t.expiry.push(e)
 	t.peak = max(t.peak, len(t.entries))
 	return e
@@ -125,10 +145,10 @@ func (t *Table) extend(e *entry, now, ttl time.Duration) {
 // vacate ends e's current hold. With waiters queued the key passes straight
 // to the head waiter, which is what keeps it from ever being free (and so
 // open to a barging Acquire) while anyone waits; otherwise the key is
-// deleted.
+// freed.
 func (t *Table) vacate(e *entry, now time.Duration) {
 	if e.waiters.empty() {
-		t.remove(e)
+		t.free(e)
 		return
 	}
 	w := e.waiters.popFront()
@@ -142,10 +162,20 @@ func (t *Table) vacate(e *entry, now time.Duration) {
 	close(w.ready)
 }
 
-// remove deletes a key that nobody holds or waits for.
+// free ends the hold on a key that nobody waits for. The entry is parked in
+// place of the one parked before, which leaves the map.
+func (t *Table) free(e *entry) {
+	t.expiry.remove(e)
+	e.owner = ""
+	if t.parked != nil {
+		t.remove(t.parked)
+	}
+	t.parked = e
+}
+
+// remove deletes a parked entry from the map.
 func (t *Table) remove(e *entry) {
 	delete(t.entries, e.key)
-	t.expiry.remove(e)
 	if len(t.spare) < maxSpare {
 		// Keep the stopped timer: the next key to use this entry reuses it.
 		*e = entry{timer: e.timer, index: -1}
@@ -172,7 +202,7 @@ func (t *Table) shrink() {
 	t.peak = n
 }
 
-// enqueue parks w on e, which is held by someone else.
+// enqueue queues w on e, which is held by someone else.
 func (t *Table) enqueue(e *entry, w *waiter, now time.Duration) {
 	w.entry = e
 	e.waiters.pushBack(w)
@@ -229,10 +259,14 @@ func (t *Table) timerFired(e *entry) {
 	}
 }
 
-// size reports how many entries the table keeps, expired ones included.
+// size reports how many keys the table holds, expired ones not yet reaped
+// included.
 func (t *Table) size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.parked != nil {
+		return len(t.entries) - 1
+	}
 	return len(t.entries)
 }
 
@@ -241,7 +275,7 @@ func (t *Table) waiting(key string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	if e := t.entries[key]; e != nil {
+	if e := t.lookup(key); e != nil {
 		for w := e.waiters.head; w != nil; w = w.next {
 			n++
 		}

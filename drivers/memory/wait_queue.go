@@ -2,7 +2,7 @@ package memory
 
 import "time"
 
-// waiter is one AcquireWait call parked on a held key.
+// waiter is one AcquireWait call queued on a held key.
 //
 // All fields except ready are guarded by the table's mutex. The goroutine
 // that closes ready writes token and err first, so the waiting goroutine may

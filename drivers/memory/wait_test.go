@@ -27,6 +27,11 @@ func TestAcquireWaitTakesAFreeKeyAtOnce(t *testing.T) {
 	if n := memory.ArmedTimers(table); n != 0 {
 		t.Fatalf("%d timers armed without waiters", n)
 	}
+	mustRelease(t, d, "k", owner)
+	next, err := d.AcquireWait(ctx, "k", newOwner(), time.Minute)
+	if err != nil || next <= token {
+		t.Fatalf("AcquireWait on a released key = %d, %v; want a token above %d", next, err, token)
+	}
 }
 
 func TestWaitersAreServedInFIFOOrder(t *testing.T) {

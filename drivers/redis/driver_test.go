@@ -76,15 +76,16 @@ func TestTTLIsKeptByServerInMilliseconds(t *testing.T) {
 
 	key := testKey(t, "ttl")
 	lock, _ := redisKeys(key)
-	if ok, err := d.Acquire(ctx, key, owner, 1500*time.Millisecond); err != nil || !ok {
+	// Rounded to whole seconds, 1.9s would read as at most 1s or 2s.
+	if ok, err := d.Acquire(ctx, key, owner, 1900*time.Millisecond); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
 	pttl, err := rc.PTTL(ctx, lock).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pttl <= time.Second || pttl > 1500*time.Millisecond {
-		t.Fatalf("PTTL of a 1.5s lock = %v; want in (1s, 1.5s]: the TTL must keep millisecond precision", pttl)
+	if pttl <= time.Second || pttl > 1900*time.Millisecond {
+		t.Fatalf("PTTL of a 1.9s lock = %v; want in (1s, 1.9s]: the TTL must keep millisecond precision", pttl)
 	}
 
 	// A 1ms lock is gone by the server's clock without anyone touching it.
@@ -316,5 +317,23 @@ func TestScriptCacheFlushed(t *testing.T) {
 	}
 	if !strings.Contains(stats, "cmdstat_eval:") {
 		t.Fatalf("no EVAL fallback was sent:\n%s", stats)
+	}
+}
+
+func TestTTLMillisRoundsUp(t *testing.T) {
+	for _, tc := range []struct {
+		ttl  time.Duration
+		want int64
+	}{
+		{time.Millisecond, 1},
+		{1500 * time.Microsecond, 2},
+		{time.Microsecond, 1},
+		{0, 1},
+		{-time.Second, 1},
+		{time.Hour, 3_600_000},
+	} {
+		if got := ttlMillis(tc.ttl); got != tc.want {
+			t.Errorf("ttlMillis(%v) = %d; want %d", tc.ttl, got, tc.want)
+		}
 	}
 }

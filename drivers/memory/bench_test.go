@@ -113,7 +113,7 @@ func BenchmarkHandoff(b *testing.B) {
 // the waiter can run, and fails after a generous deadline.
 func waitUntilQueued(b *testing.B, table *memory.Table, key string) {
 	deadline := time.Now().Add(10 * time.Second)
-	for memory.Waiting(table, key) == 0 {
+	for table.Waiting(key) == 0 {
 		if time.Now().After(deadline) {
 			b.Fatal("the waiter never queued")
 		}

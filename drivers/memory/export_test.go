@@ -4,8 +4,6 @@ package memory
 // included.
 func Size(t *Table) int { return t.size() }
 
-// Waiting reports how many AcquireWait calls are queued on key in t.
-func Waiting(t *Table, key string) int { return t.waiting(key) }
 
 // ArmedTimers reports how many hand-off timers t has scheduled.
 func ArmedTimers(t *Table) int { return t.armedTimers() }

@@ -51,13 +51,13 @@ type waitResult struct {
 // queued on key, so that callers control the queue order.
 func startWait(ctx context.Context, t *testing.T, table *memory.Table, d *memory.Driver, key, owner string, ttl time.Duration) <-chan waitResult {
 	t.Helper()
-	before := memory.Waiting(table, key)
+	before := table.Waiting(key)
 	done := make(chan waitResult, 1)
 	go func() {
 		token, err := d.AcquireWait(ctx, key, owner, ttl)
 		done <- waitResult{token, err}
 	}()
-	eventually(t, "the waiter is queued", func() bool { return memory.Waiting(table, key) == before+1 })
+	eventually(t, "the waiter is queued", func() bool { return table.Waiting(key) == before+1 })
 	return done
 }
 

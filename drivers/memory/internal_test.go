@@ -76,7 +76,7 @@ func TestGrantWinsOverCancellation(t *testing.T) {
 			done <- outcome{token, err}
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for table.waiting("k") != 1 {
+		for table.Waiting("k") != 1 {
 			if time.Now().After(deadline) {
 				t.Fatal("waiter never queued")
 			}

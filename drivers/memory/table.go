@@ -270,8 +270,10 @@ func (t *Table) size() int {
 	return len(t.entries)
 }
 
-// waiting reports how many AcquireWait calls are queued on key.
-func (t *Table) waiting(key string) int {
+// Waiting reports how many AcquireWait calls are queued on key (the full key,
+// prefix included): the queue depth, for monitoring, and for tests that must
+// know a waiter has joined the queue before they release.
+func (t *Table) Waiting(key string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0

@@ -48,7 +48,7 @@ func TestWaitersAreServedInFIFOOrder(t *testing.T) {
 		wg    sync.WaitGroup
 	)
 	for i := range waiters {
-		before := memory.Waiting(table, "k")
+		before := table.Waiting("k")
 		wg.Go(func() {
 			owner := newOwner()
 			if _, err := d.AcquireWait(ctx, "k", owner, time.Minute); err != nil {
@@ -62,7 +62,7 @@ func TestWaitersAreServedInFIFOOrder(t *testing.T) {
 				t.Errorf("waiter %d Release = %v, %v", i, ok, err)
 			}
 		})
-		eventually(t, "the waiter is queued", func() bool { return memory.Waiting(table, "k") == before+1 })
+		eventually(t, "the waiter is queued", func() bool { return table.Waiting("k") == before+1 })
 	}
 	mustRelease(t, d, "k", holder)
 	wg.Wait()
@@ -186,7 +186,7 @@ func TestCancelledWaiterLeavesTheQueueInOrder(t *testing.T) {
 	if r := result(t, doneB); !errors.Is(r.err, context.Canceled) || r.token != 0 {
 		t.Fatalf("cancelled waiter returned %d, %v; want 0, context.Canceled", r.token, r.err)
 	}
-	if n := memory.Waiting(table, "k"); n != 2 {
+	if n := table.Waiting("k"); n != 2 {
 		t.Fatalf("%d waiters queued after one cancelled; want 2", n)
 	}
 
@@ -217,7 +217,7 @@ func TestWaitDeadlineStopsTheTimer(t *testing.T) {
 	if _, err := d.AcquireWait(ctx, "k", newOwner(), time.Minute); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("AcquireWait past its deadline: %v; want context.DeadlineExceeded", err)
 	}
-	if n := memory.Waiting(table, "k"); n != 0 {
+	if n := table.Waiting("k"); n != 0 {
 		t.Fatalf("%d waiters left queued", n)
 	}
 	if n := memory.ArmedTimers(table); n != 0 {

@@ -231,8 +231,8 @@ func (e *InvalidArgumentError) HTTPStatus() int {
 // DriverError reports a backend failure, wrapped with the operation and the
 // caller's key. It never matches ErrNotAcquired: a failure is not contention.
 type DriverError struct {
-	Op  string // "open", "acquire", "release", "extend", "force release", "exists", "inspect"
-	Key string // the caller's key, without the prefix; "" for "open"
+	Op  string // "acquire", "release", "extend", "force release", "exists", "inspect", "open <driver>"
+	Key string // the caller's key, without the prefix; "" when opening
 	Err error  // the driver's error
 }
 

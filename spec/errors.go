@@ -97,7 +97,7 @@ type InvalidArgumentError struct {
 //
 //lock:format lock: {Op}[ {Key:q}]: {Err}
 type DriverError struct {
-	Op  string // "open", "acquire", "release", "extend", "force release", "exists", "inspect"
-	Key string // the caller's key, without the prefix; "" for "open"
+	Op  string // "acquire", "release", "extend", "force release", "exists", "inspect", "open <driver>"
+	Key string // the caller's key, without the prefix; "" when opening
 	Err error  // the driver's error
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/zerotal/lock/gen/internal/model"
 )
 
-// Fields of a wrapper struct.
+// Names the generated code shares with the hand-written glue.
 const (
-	engineField = "engine" // the wrapped core value
-	errField    = "err"    // why a wrapper without an engine is unusable, when known
+	engineField = "engine"    // a wrapper's core value
+	errField    = "err"       // why a wrapper without an engine is unusable, when known
+	runFunc     = "runLocked" // runs fn under a core lock, for //lock:run methods (sdk/go/context.go)
 )
 
 // surfaces emits one file per wrapped API type (manager_gen.go,
@@ -90,17 +91,12 @@ func (e *emitter) methodBody(s model.Surface, m model.Method, r string) ([]jen.C
 		if err != nil {
 			return nil, err
 		}
-		lock := maker.Results[0].Type.Name
-		lr := receiver(lock)
-		if lr == r {
-			lr += "k"
-		}
 		p := m.Params // ctx, key, ttl, fn, opts: checked by the model
 		return []jen.Code{
 			guard,
-			jen.Id(lr).Op(":=").Add(e.wrap(lock, engine.Clone().Dot(maker.CoreName).Call(jen.Id(p[1].Name), jen.Id(p[2].Name)))),
-			jen.Return(jen.Id(lr).Dot("run").Call(
+			jen.Return(jen.Id(runFunc).Call(
 				jen.Id(p[0].Name),
+				engine.Clone().Dot(maker.CoreName).Call(jen.Id(p[1].Name), jen.Id(p[2].Name)),
 				jen.Qual(e.l.Core.Path, m.RunMode),
 				e.applyOptions(p[4].Type.Name, jen.Id(p[4].Name)),
 				jen.Id(p[3].Name),

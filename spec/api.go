@@ -73,6 +73,17 @@ type Package interface {
 	//lock:glue
 	FromContext(ctx context.Context) (ManagedLock, bool)
 
+	// CodeOf returns the code of err: CodeOK for nil, the code of the
+	// library's error in err's tree, the context's code for the caller's
+	// context's error. A backend call cut short by the context is the
+	// context's doing, so the context's codes come before a *DriverError's.
+	// An error with no code came from outside the library: in practice from
+	// the function run under the lock, since every backend failure is wrapped
+	// in a *DriverError.
+	//
+	//lock:codeof
+	CodeOf(err error) Code
+
 	// Key builds a canonical key from structured parts: distinct sequences
 	// of parts give distinct keys, so ("invoice", 7), ("invoice_7") and
 	// ("invoice", "7") are three different locks.

@@ -20,7 +20,8 @@
 //   - Structs marked //lock:options are settings given as option values: each
 //     field becomes a With<Field> constructor of the named option type.
 //   - [Codes] is the error table: one field per stable error code.
-//   - Structs ending in Error are the typed errors named by [Codes].
+//   - Structs ending in Error are the typed errors named by [Codes]; the one
+//     marked //lock:input is what generated code returns for bad input.
 //
 // Edit the spec, then run make generate; make check-generated fails when the
 // generated files are stale.

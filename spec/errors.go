@@ -87,6 +87,7 @@ type LostError struct {
 // ErrInvalidArgument) is true for it.
 //
 //lock:format lock: invalid {Field}: {Reason}
+//lock:input
 type InvalidArgumentError struct {
 	Field  string // the argument or option at fault, e.g. "key", "ttl", "timeout"
 	Reason string // what is wrong with it

@@ -117,10 +117,7 @@ var configDriverValues = []string{"memory", "sqlite", "redis", "file"}
 // as an *InvalidArgumentError naming the field and the valid values.
 func (c Config) validate() error {
 	if !slices.Contains(configDriverValues, c.Driver) {
-		return &InvalidArgumentError{
-			Field:  "Config.Driver",
-			Reason: fmt.Sprintf("%q is not one of memory, sqlite, redis, file", c.Driver),
-		}
+		return &InvalidArgumentError{Field: "Config.Driver", Reason: fmt.Sprintf("%q is not one of memory, sqlite, redis, file", c.Driver)}
 	}
 	return nil
 }

@@ -88,19 +88,23 @@ type InvalidArgumentError = core.InvalidArgumentError
 // caller's key. It never matches ErrNotAcquired: a failure is not contention.
 type DriverError = core.DriverError
 
-// CodeOf returns the code of err: CodeOK for nil. It looks through the whole
-// error tree (Unwrap, errors.Join) for sentinel and typed errors with a code,
-// and picks by precedence, the outermost error among equals:
+// CodeOf returns the code of err: CodeOK for nil, the code of the
+// library's error in err's tree, the context's code for the caller's
+// context's error. A backend call cut short by the context is the
+// context's doing, so the context's codes come before a *DriverError's.
+// An error with no code came from outside the library: in practice from
+// the function run under the lock, since every backend failure is wrapped
+// in a *DriverError.
+//
+// CodeOf looks through the whole error tree (Unwrap, errors.Join) for errors
+// with a code and picks by precedence, highest first, the outermost error among
+// equals:
 //
 //	CodeNotAcquired, CodeLost, CodeInvalidArgument, CodeClosed
 //	CodeCanceled, CodeDeadlineExceeded
 //	CodeDriver
 //
-// A backend call cut short by the context is the context's doing, so the
-// context's codes come before a *DriverError's. An error with none of these
-// came from outside the library (in practice from the function run under the
-// lock, as every backend failure is wrapped in a *DriverError) and gives
-// CodeCallback.
+// An error with none of them gives CodeCallback.
 func CodeOf(err error) Code {
 	return core.CodeOf(err)
 }

@@ -138,8 +138,5 @@ func (l *ManagedLock) unusable() error {
 	if l != nil && l.err != nil {
 		return l.err
 	}
-	return &InvalidArgumentError{
-		Field:  "ManagedLock",
-		Reason: "is nil or zero; use one made by this package",
-	}
+	return &InvalidArgumentError{Field: "ManagedLock", Reason: "is nil or zero; use one made by this package"}
 }

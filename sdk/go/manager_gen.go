@@ -87,8 +87,5 @@ func (m *Manager) unusable() error {
 	if m != nil && m.err != nil {
 		return m.err
 	}
-	return &InvalidArgumentError{
-		Field:  "Manager",
-		Reason: "is nil or zero; use one made by this package",
-	}
+	return &InvalidArgumentError{Field: "Manager", Reason: "is nil or zero; use one made by this package"}
 }

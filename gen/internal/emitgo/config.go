@@ -37,7 +37,9 @@ func (e *emitter) config() error {
 		e.withDefaults(f, c)
 	}
 	for _, c := range e.m.Configs {
-		e.validate(f, c)
+		if err := e.validate(f, c); err != nil {
+			return err
+		}
 	}
 	return e.save(e.l.SDK, "config_gen.go", f)
 }
@@ -158,7 +160,7 @@ func (e *emitter) withDefaults(f *jen.File, c model.Config) {
 
 // validate emits, for a config with enumerated fields, the list of values
 // of each and a validate method that names the field and the valid values.
-func (e *emitter) validate(f *jen.File, c model.Config) {
+func (e *emitter) validate(f *jen.File, c model.Config) error {
 	var enums []model.ConfigField
 	for _, fl := range c.Fields {
 		if len(fl.OneOf) > 0 {
@@ -166,7 +168,15 @@ func (e *emitter) validate(f *jen.File, c model.Config) {
 		}
 	}
 	if len(enums) == 0 {
-		return
+		return nil
+	}
+	checks := make([]jen.Code, 0, len(enums)+1)
+	for _, fl := range enums {
+		bad, err := e.inputError(c.Name+"."+fl.Name, jen.Qual("fmt", "Sprintf").Call(jen.Lit("%q is not one of "+strings.Join(fl.OneOf, ", ")), jen.Id("c").Dot(fl.Name)))
+		if err != nil {
+			return err
+		}
+		checks = append(checks, jen.If(jen.Op("!").Qual("slices", "Contains").Call(jen.Id(valuesVar(c, fl)), jen.Id("c").Dot(fl.Name))).Block(jen.Return(bad)))
 	}
 	for _, fl := range enums {
 		f.Line()
@@ -178,18 +188,10 @@ func (e *emitter) validate(f *jen.File, c model.Config) {
 		f.Var().Id(valuesVar(c, fl)).Op("=").Index().String().Values(vals...)
 	}
 	f.Line()
-	f.Add(doc("validate reports the first field of c that holds a value it does not accept, as an *InvalidArgumentError naming the field and the valid values."))
-	f.Func().Params(jen.Id("c").Id(c.Name)).Id("validate").Params().Error().BlockFunc(func(g *jen.Group) {
-		for _, fl := range enums {
-			g.If(jen.Op("!").Qual("slices", "Contains").Call(jen.Id(valuesVar(c, fl)), jen.Id("c").Dot(fl.Name))).Block(
-				jen.Return(jen.Op("&").Id("InvalidArgumentError").Values(jen.Dict{
-					jen.Id("Field"):  jen.Lit(c.Name + "." + fl.Name),
-					jen.Id("Reason"): jen.Qual("fmt", "Sprintf").Call(jen.Lit("%q is not one of "+strings.Join(fl.OneOf, ", ")), jen.Id("c").Dot(fl.Name)),
-				})),
-			)
-		}
-		g.Return(jen.Nil())
-	})
+	in, _ := e.m.InputError() // inputError above has made sure there is one
+	f.Add(doc(fmt.Sprintf("validate reports the first field of c that holds a value it does not accept, as an *%s naming the field and the valid values.", in.Name)))
+	f.Func().Params(jen.Id("c").Id(c.Name)).Id("validate").Params().Error().Block(append(checks, jen.Return(jen.Nil()))...)
+	return nil
 }
 
 // valuesVar names the list of values of an enumerated field: configDriverValues.

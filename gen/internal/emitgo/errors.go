@@ -27,9 +27,9 @@ func (e *emitter) sentinelDoc(c model.Code) string {
 	return paragraphs(first, e.codeDoc(c))
 }
 
-// codeOfDoc documents CodeOf from the table, so the doc lists the real
-// precedence.
-func (e *emitter) codeOfDoc() string {
+// codeOfDoc documents the spec's CodeOf, adding the precedence the table
+// gives, so the doc always lists the real order.
+func (e *emitter) codeOfDoc(f model.Method) string {
 	byRank := map[int][]string{}
 	var ranks []int
 	fallback := ""
@@ -51,9 +51,10 @@ func (e *emitter) codeOfDoc() string {
 		order = append(order, strings.Join(byRank[r], ", "))
 	}
 	return paragraphs(
-		fmt.Sprintf("CodeOf returns the code of err: %s for nil. It looks through the whole error tree (Unwrap, errors.Join) for sentinel and typed errors with a code, and picks by precedence, the outermost error among equals:", e.codeConst(e.m.Codes[0].Name)),
+		f.Doc,
+		fmt.Sprintf("%s looks through the whole error tree (Unwrap, errors.Join) for errors with a code and picks by precedence, highest first, the outermost error among equals:", f.Name),
 		"\t"+strings.Join(order, "\n\t"),
-		fmt.Sprintf("A backend call cut short by the context is the context's doing, so the context's codes come before a *DriverError's. An error with none of these came from outside the library (in practice from the function run under the lock, as every backend failure is wrapped in a *DriverError) and gives %s.", fallback),
+		fmt.Sprintf("An error with none of them gives %s.", fallback),
 	)
 }
 
@@ -101,7 +102,9 @@ func (e *emitter) coreErrors() error {
 			return err
 		}
 	}
-	e.codeOf(f)
+	if fn, ok := e.m.PackageFunc(model.ClassifyErr); ok {
+		e.codeOf(f, fn)
+	}
 	return e.save(e.l.Core, "errors_gen.go", f)
 }
 
@@ -295,7 +298,7 @@ func exampleMessage(et model.ErrorType) string {
 }
 
 // codeOf emits CodeOf and its helpers.
-func (e *emitter) codeOf(f *jen.File) {
+func (e *emitter) codeOf(f *jen.File, fn model.Method) {
 	code := e.m.CodeType.Name
 	var fallback model.Code
 	for _, c := range e.m.Codes {
@@ -304,14 +307,14 @@ func (e *emitter) codeOf(f *jen.File) {
 		}
 	}
 	f.Line()
-	f.Add(doc("rankNone is above every rank in CodeOf's precedence: no code found yet."))
+	f.Add(doc(fmt.Sprintf("rankNone is above every rank in %s's precedence: no code found yet.", fn.Name)))
 	f.Const().Id("rankNone").Op("=").Lit(e.rankNone())
 
 	f.Line()
-	f.Add(doc(e.codeOfDoc()))
-	f.Func().Id("CodeOf").Params(jen.Id("err").Error()).Id(code).Block(
-		jen.If(jen.Id("err").Op("==").Nil()).Block(jen.Return(jen.Id(e.codeConst(e.m.Codes[0].Name)))),
-		jen.List(jen.Id("c"), jen.Id("_")).Op(":=").Id("classify").Call(jen.Id("err"), jen.Id(e.codeConst(fallback.Name)), jen.Id("rankNone")),
+	f.Add(doc(e.codeOfDoc(fn)))
+	f.Func().Id(fn.Name).Params(jen.Id(fn.Params[0].Name).Error()).Id(code).Block(
+		jen.If(jen.Id(fn.Params[0].Name).Op("==").Nil()).Block(jen.Return(jen.Id(e.codeConst(e.m.Codes[0].Name)))),
+		jen.List(jen.Id("c"), jen.Id("_")).Op(":=").Id("classify").Call(jen.Id(fn.Params[0].Name), jen.Id(e.codeConst(fallback.Name)), jen.Id("rankNone")),
 		jen.Return(jen.Id("c")),
 	)
 
@@ -398,10 +401,12 @@ func (e *emitter) sdkErrors() error {
 		f.Type().Id(et.Name).Op("=").Qual(core, et.Name)
 	}
 
-	f.Line()
-	f.Add(doc(e.codeOfDoc()))
-	f.Func().Id("CodeOf").Params(jen.Id("err").Error()).Id(code).Block(
-		jen.Return(jen.Qual(core, "CodeOf").Call(jen.Id("err"))),
-	)
+	if fn, ok := e.m.PackageFunc(model.ClassifyErr); ok {
+		f.Line()
+		f.Add(doc(e.codeOfDoc(fn)))
+		f.Func().Id(fn.Name).Params(jen.Id(fn.Params[0].Name).Error()).Id(code).Block(
+			jen.Return(jen.Qual(core, fn.Name).Call(jen.Id(fn.Params[0].Name))),
+		)
+	}
 	return e.save(e.l.SDK, "errors_gen.go", f)
 }

@@ -89,13 +89,12 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 	// Applying them: into the engine's struct, or into a local one that
 	// starts from the defaults.
 	target := jen.Qual(e.l.Core.Path, o.Into)
-	apply := "core" + o.Into
+	apply := applyFunc(o)
 	var init jen.Code = jen.Var().Id("o").Add(target.Clone())
 	name := func(fl model.OptionField) string { return fl.Name }
 	if o.Into == "" {
 		local := lowerFirst(o.Name)
 		target = jen.Id(local)
-		apply = "new" + o.Name
 		name = func(fl model.OptionField) string { return lowerFirst(fl.Name) }
 		f.Line()
 		f.Add(doc(fmt.Sprintf("%s holds the settings of %s values, applied over the defaults.", local, opt)))
@@ -104,17 +103,17 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 				g.Id(name(fl)).Add(e.goType(fl.Type))
 			}
 		})
-		defaults := jen.Dict{}
+		var defaults []jen.Code
 		for _, fl := range o.Fields {
 			if !fl.Default.IsZero() {
+				value := jen.Lit(fl.Default.Literal)
 				if fl.Type.Kind == model.Duration {
-					defaults[jen.Id(name(fl))] = durationExpr(fl.Default.Duration)
-				} else {
-					defaults[jen.Id(name(fl))] = jen.Lit(fl.Default.Literal)
+					value = durationExpr(fl.Default.Duration)
 				}
+				defaults = append(defaults, jen.Id(name(fl)).Op(":").Add(value))
 			}
 		}
-		init = jen.Id("o").Op(":=").Id(local).Values(defaults)
+		init = jen.Id("o").Op(":=").Id(local).Values(defaults...)
 	}
 	f.Line()
 	f.Add(doc(fmt.Sprintf("%s applies opts in order, so a later option overrides an earlier one; the zero %s is skipped.", apply, opt)))
@@ -165,4 +164,14 @@ func article(noun string) string {
 		return "an " + noun
 	}
 	return "a " + noun
+}
+
+// applyFunc names the function that turns a slice of o's option values into
+// the struct they fill: coreOptions for core.Options, newManagerOptions for
+// a local struct.
+func applyFunc(o model.OptionSet) string {
+	if o.Into != "" {
+		return "core" + o.Into
+	}
+	return "new" + o.Name
 }

@@ -35,6 +35,13 @@ func (e *emitter) surfaces() error {
 
 func (e *emitter) surface1(f *jen.File, s model.Surface) error {
 	r := receiver(s.Name)
+	for _, m := range s.Methods {
+		for _, p := range append(append([]model.Param(nil), m.Params...), m.Results...) {
+			if p.Name == r {
+				return fmt.Errorf("emitgo: %s.%s: parameter %s has the receiver's name; rename it in the spec", s.Name, m.Name, p.Name)
+			}
+		}
+	}
 	f.Add(doc(s.Doc))
 	f.Type().Id(s.Name).Struct(
 		jen.Id(engineField).Op("*").Qual(e.l.Core.Path, s.Wrap),
@@ -51,15 +58,16 @@ func (e *emitter) surface1(f *jen.File, s model.Surface) error {
 	}
 
 	f.Line()
+	bad, err := e.inputError(s.Name, jen.Lit("is nil or zero; use one made by this package"))
+	if err != nil {
+		return err
+	}
 	f.Add(doc(fmt.Sprintf("unusable is the error of a call on a %s without an engine: a nil or zero one, or one standing for a failure.", s.Name)))
 	f.Func().Params(jen.Id(r).Op("*").Id(s.Name)).Id("unusable").Params().Error().Block(
 		jen.If(jen.Id(r).Op("!=").Nil().Op("&&").Id(r).Dot(errField).Op("!=").Nil()).Block(
 			jen.Return(jen.Id(r).Dot(errField)),
 		),
-		jen.Return(jen.Op("&").Id("InvalidArgumentError").Values(jen.Dict{
-			jen.Id("Field"):  jen.Lit(s.Name),
-			jen.Id("Reason"): jen.Lit("is nil or zero; use one made by this package"),
-		})),
+		jen.Return(bad),
 	)
 	return nil
 }
@@ -137,11 +145,12 @@ func (e *emitter) coreArgs(m model.Method) []jen.Code {
 	return out
 }
 
-// applyOptions converts a slice of option values for core.
+// applyOptions converts a slice of option values into the struct they fill,
+// for core.
 func (e *emitter) applyOptions(option string, opts jen.Code) jen.Code {
 	for _, o := range e.m.Options {
-		if o.Option.Name == option && o.Into != "" {
-			return jen.Id("core" + o.Into).Call(opts)
+		if o.Option.Name == option {
+			return jen.Id(applyFunc(o)).Call(opts)
 		}
 	}
 	return opts

@@ -124,7 +124,7 @@ func durationExpr(d time.Duration) *jen.Statement {
 			return jen.Lit(int64(d/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
-	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
+	return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
 }
 
 // zeroValue renders the zero value of t, for early returns.
@@ -146,7 +146,7 @@ func (e *emitter) zeroValue(t model.Type) *jen.Statement {
 	return jen.Nil()
 }
 
-// isZero renders the test that x is not the zero value of kind k.
+// nonZero renders the test that x is not the zero value of kind k.
 func nonZero(x *jen.Statement, k model.Kind) *jen.Statement {
 	switch k {
 	case model.Bool:
@@ -170,4 +170,17 @@ func (e *emitter) surface(name string) *model.Surface {
 		}
 	}
 	return nil
+}
+
+// inputError renders &E{Field: field, Reason: reason} for the spec's
+// //lock:input error.
+func (e *emitter) inputError(field string, reason jen.Code) (jen.Code, error) {
+	in, ok := e.m.InputError()
+	if !ok {
+		return nil, fmt.Errorf("emitgo: the generated code reports bad input, and no error type of the spec is marked //lock:input")
+	}
+	return jen.Op("&").Id(in.Name).Values(
+		jen.Id("Field").Op(":").Lit(field),
+		jen.Id("Reason").Op(":").Add(reason),
+	), nil
 }

@@ -247,8 +247,14 @@ func (b *builder) methodKind(m *Method, ds directives, inPackage bool, pos token
 		if cfg, ok := ds.take("env"); ok {
 			m.Kind, m.Config, kinds = FromEnv, cfg, kinds+1
 		}
+		if _, ok := ds.take("codeof"); ok {
+			m.Kind, kinds = ClassifyErr, kinds+1
+			if len(m.Params) != 1 || m.Params[0].Type.Kind != Error || len(m.Results) != 1 || m.Results[0].Type.Name != codeName {
+				b.errorf(pkg, pos, "%s: //lock:codeof wants the signature (err error) %s", m.Name, codeName)
+			}
+		}
 		if kinds != 1 {
-			b.errorf(pkg, pos, "%s: a package function needs exactly one of //lock:glue, //lock:default, //lock:env Config", m.Name)
+			b.errorf(pkg, pos, "%s: a package function needs exactly one of //lock:glue, //lock:default, //lock:env Config, //lock:codeof", m.Name)
 		}
 	} else {
 		m.Kind, m.CoreName = Delegate, m.Name

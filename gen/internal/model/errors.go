@@ -121,7 +121,11 @@ func (b *builder) buildErrorTypes() {
 			}
 		}
 		format, ok := ds.take("format")
+		_, e.Input = ds.take("input")
 		b.done(pkg, d.spec.Pos(), ds)
+		if e.Input {
+			b.checkInputError(e, d.spec.Pos())
+		}
 		if !ok {
 			b.errorf(pkg, d.spec.Pos(), "%s: missing //lock:format message template", name)
 		}
@@ -134,6 +138,23 @@ func (b *builder) buildErrorTypes() {
 	}
 	for typ, code := range codeOf {
 		b.errorf(pkg, 0, "%s.%s: error:%q is not declared", codesName, code, typ)
+	}
+}
+
+// checkInputError checks the error marked //lock:input: generated code
+// fills its string fields Field and Reason, and there is only one.
+func (b *builder) checkInputError(e ErrorType, pos token.Pos) {
+	for _, other := range b.m.Errors {
+		if other.Input {
+			b.errorf(b.api, pos, "%s: //lock:input is already on %s", e.Name, other.Name)
+		}
+	}
+	have := map[string]bool{}
+	for _, f := range e.Fields {
+		have[f.Name] = f.Type.Kind == String
+	}
+	if !have["Field"] || !have["Reason"] {
+		b.errorf(b.api, pos, "%s: the //lock:input error needs string fields Field and Reason", e.Name)
 	}
 }
 

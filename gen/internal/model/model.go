@@ -24,6 +24,28 @@ type Model struct {
 	CodeType Named // the Code type's name and doc
 }
 
+// InputError returns the error type generated code uses to report bad
+// input, and false when the spec marks none.
+func (m *Model) InputError() (ErrorType, bool) {
+	for _, e := range m.Errors {
+		if e.Input {
+			return e, true
+		}
+	}
+	return ErrorType{}, false
+}
+
+// PackageFunc returns the package-level function of the given kind, and false
+// when the spec declares none.
+func (m *Model) PackageFunc(kind MethodKind) (Method, bool) {
+	for _, f := range m.Package.Methods {
+		if f.Kind == kind {
+			return f, true
+		}
+	}
+	return Method{}, false
+}
+
 // Named is a declared name with its doc comment.
 type Named struct {
 	Name string
@@ -52,6 +74,7 @@ type Ref struct {
 // ErrorType is a typed error: a struct whose pointer implements error.
 type ErrorType struct {
 	Named
+	Input  bool    // the error generated code returns for bad input (string fields Field and Reason)
 	Code   string  // the name of its Code
 	Fields []Field // its fields, in order
 	Format []Piece // its Error() message
@@ -150,11 +173,12 @@ type MethodKind int
 
 // The method kinds.
 const (
-	Delegate  MethodKind = iota // call the wrapped core method (CoreName), converting arguments and results
-	Run                         // make a lock like Make, then run fn under it in RunMode
-	OnDefault                   // a package function calling the same method on Default()
-	Glue                        // written by hand; emitters only check its signature
-	FromEnv                     // the config-from-environment constructor of Config
+	Delegate    MethodKind = iota // call the wrapped core method (CoreName), converting arguments and results
+	Run                           // make a lock like Make, then run fn under it in RunMode
+	OnDefault                     // a package function calling the same method on Default()
+	Glue                          // written by hand; emitters only check its signature
+	FromEnv                       // the config-from-environment constructor of Config
+	ClassifyErr                   // CodeOf: the code of any error, by the error table
 )
 
 // Method is a method of a surface, or a package-level function.

@@ -12,6 +12,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/zerotal/lock/gen/internal/generate"
@@ -25,36 +26,38 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: lockgen [-w] [-root dir]")
 		os.Exit(2)
 	}
-	os.Exit(run(*root, *write))
+	os.Exit(run(*root, *write, os.Stdout, os.Stderr))
 }
 
-func run(root string, write bool) int {
+// run checks or writes the generated files of the repository at root and
+// returns the exit status.
+func run(root string, write bool, stdout, stderr io.Writer) int {
 	files, err := generate.Repo(root)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockgen:", err)
+		fmt.Fprintln(stderr, "lockgen:", err)
 		return 1
 	}
 	changes, err := generate.Diff(root, files)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockgen:", err)
+		fmt.Fprintln(stderr, "lockgen:", err)
 		return 1
 	}
 	if !write {
 		for _, c := range changes {
-			fmt.Fprintln(os.Stderr, "lockgen: stale:", c)
+			fmt.Fprintln(stderr, "lockgen: stale:", c)
 		}
 		if len(changes) > 0 {
-			fmt.Fprintln(os.Stderr, "lockgen: generated files are out of date: run `make generate`")
+			fmt.Fprintln(stderr, "lockgen: generated files are out of date: run `make generate`")
 			return 1
 		}
 		return 0
 	}
 	if err := generate.Apply(root, files, changes); err != nil {
-		fmt.Fprintln(os.Stderr, "lockgen:", err)
+		fmt.Fprintln(stderr, "lockgen:", err)
 		return 1
 	}
 	for _, c := range changes {
-		fmt.Println("lockgen:", c.Action, c.Path)
+		fmt.Fprintln(stdout, "lockgen:", c.Action, c.Path)
 	}
 	return 0
 }

@@ -1,0 +1,110 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zerotal/lock/gen/internal/load"
+)
+
+// fixtureDir is the golden tests' spec, which every case below breaks in
+// one way.
+const fixtureDir = "../../testdata/fixture/spec"
+
+// fixtureModule is the fixture's import path, kept by the copies so that
+// its imports still resolve.
+const fixtureModule = "github.com/zerotal/lock/gen/testdata/fixture/spec"
+
+// buildEdited copies the fixture into a module of its own, applies edits
+// (file → old → new, each old found exactly once) and builds the model.
+func buildEdited(t *testing.T, edits map[string][2]string) (*Model, error) {
+	t.Helper()
+	t.Setenv("GOWORK", "off")
+	dir := t.TempDir()
+	err := filepath.WalkDir(fixtureDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(fixtureDir, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if e, ok := edits[filepath.ToSlash(rel)]; ok {
+			if strings.Count(string(b), e[0]) != 1 {
+				t.Fatalf("edit of %s: %q is not in it exactly once", rel, e[0])
+			}
+			b = []byte(strings.Replace(string(b), e[0], e[1], 1))
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+fixtureModule+"\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := load.Dir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Build(s)
+}
+
+func TestBuildFixture(t *testing.T) {
+	m, err := buildEdited(t, nil)
+	if err != nil {
+		t.Fatalf("the fixture does not build: %v", err)
+	}
+	if len(m.Codes) != 6 || len(m.Errors) != 3 || len(m.Surfaces) != 2 || len(m.Configs) != 2 || len(m.Options) != 2 || len(m.Contract) != 5 {
+		t.Errorf("fixture model: %d codes, %d errors, %d surfaces, %d configs, %d option sets, %d contract decls",
+			len(m.Codes), len(m.Errors), len(m.Surfaces), len(m.Configs), len(m.Options), len(m.Contract))
+	}
+	if in, ok := m.InputError(); !ok || in.Name != "InvalidError" {
+		t.Errorf("InputError() = %v, %v", in.Name, ok)
+	}
+}
+
+// Every mistake in a spec is an error that says what and where: the
+// generator never guesses and never emits a partial API.
+func TestBuildRejectsBrokenSpecs(t *testing.T) {
+	cases := []struct {
+		name  string
+		edits map[string][2]string
+		want  string
+	}{
+		{"missing doc", map[string][2]string{"api.go": {"// Handle is one name's handle.\n//\n", ""}}, "Handle has no doc comment"},
+		{"doc not starting with the name", map[string][2]string{"api.go": {"// Take takes", "// Takes"}}, "doc comment of Take must start with its name"},
+		{"unknown directive", map[string][2]string{"api.go": {"//lock:wrap core.Lock", "//lock:wrapp core.Lock"}}, "unknown directive //lock:wrapp"},
+		{"unknown tag key", map[string][2]string{"settings.go": {`default:"a" env`, `defualt:"a" env`}}, "unknown tag keys defualt"},
+		{"codes out of order", map[string][2]string{"errors.go": {`code:"4"`, `code:"1"`}}, "codes must increase"},
+		{"two fallbacks", map[string][2]string{"errors.go": {`code:"0" http:"200"`, `code:"0" http:"200" fallback:"true"`}}, "exactly one code must be the fallback"},
+		{"bad format", map[string][2]string{"errors.go": {"is busy[ (waited", "is busy[ (waited [nested]"}}, "format:"},
+		{"format mentions no field", map[string][2]string{"errors.go": {"{Op} failed", "{Opp} failed"}}, "format mentions Opp"},
+		{"unnamed error type", map[string][2]string{"errors.go": {`error:"BrokenError" rank:"3"`, `rank:"3"`}}, "BrokenError: no code of Codes names it"},
+		{"code without a match has a rank", map[string][2]string{"errors.go": {`code:"9" http:"500" fallback:"true"`, `code:"9" http:"500" fallback:"true" rank:"2"`}}, "needs a rank > 0, and only such a code"},
+		{"function in the spec", map[string][2]string{"settings.go": {"type Setting struct{}", "type Setting struct{}\n\nfunc helper() {}"}}, "the spec declares types only"},
+		{"does not compile", map[string][2]string{"settings.go": {"Eager bool", "Eager boool"}}, "undefined: boool"},
+		{"unsupported type", map[string][2]string{"api.go": {"Name() string", "Name() map[string]int"}}, "is not one the spec supports"},
+		{"run method of the wrong shape", map[string][2]string{"api.go": {"Do(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Setting) error\n\n\t// Get returns", "Do(ctx context.Context, name string, fn func(ctx context.Context) error, opts ...Setting) error\n\n\t// Get returns"}}, "//lock:run Mode wants"},
+		{"default without a matching method", map[string][2]string{"api.go": {"Get(name string, ttl time.Duration) Handle\n}\n\n// Service", "Get(name string) Handle\n}\n\n// Service"}}, "//lock:default needs Service.Get"},
+		{"option set naming no type", map[string][2]string{"settings.go": {"//lock:options Setting\n", "//lock:options Settingz\n"}}, `names "Settingz"`},
+		{"implies a non-bool", map[string][2]string{"settings.go": {`implies:"Eager"`, `implies:"Patience"`}}, "implies Patience, which is not a bool option"},
+		{"config field without json", map[string][2]string{"settings.go": {` json:"mode"`, ""}}, "needs a json name"},
+		{"default outside oneof", map[string][2]string{"settings.go": {`default:"a" env:"FIX_BACKEND"`, `default:"c" env:"FIX_BACKEND"`}}, `default "c" is not one of`},
+		{"input error without Reason", map[string][2]string{"errors.go": {"Reason string // why", "Why string // why"}}, "needs string fields Field and Reason"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := buildEdited(t, c.edits)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v\nwant an error containing %q", err, c.want)
+			}
+		})
+	}
+}

@@ -13,10 +13,10 @@ func TestParseTag(t *testing.T) {
 		t.Errorf("parseTag = %v, %v; want %v", got, err, want)
 	}
 	for lit, wantErr := range map[string]string{
-		"`code:1`":               "malformed",
-		"`code:\"1`":             "unterminated",
+		"`code:1`":                "malformed",
+		"`code:\"1`":              "unterminated",
 		"`code:\"1\" code:\"2\"`": "repeated",
-		"`:\"1\"`":               "malformed",
+		"`:\"1\"`":                "malformed",
 	} {
 		if _, err := parseTag(lit); err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("parseTag(%s) = %v; want an error containing %q", lit, err, wantErr)

@@ -168,14 +168,3 @@ func sameParams(a, b []Param) bool {
 	}
 	return true
 }
-
-// Equal reports whether a and b are the same type.
-func (a Type) Equal(b Type) bool {
-	if a.Kind != b.Kind || a.Name != b.Name || a.Scope != b.Scope || a.Dir != b.Dir || a.Variadic != b.Variadic {
-		return false
-	}
-	if (a.Elem == nil) != (b.Elem == nil) || a.Elem != nil && !a.Elem.Equal(*b.Elem) {
-		return false
-	}
-	return sameParams(a.Params, b.Params) && sameParams(a.Results, b.Results)
-}

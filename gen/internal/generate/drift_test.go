@@ -36,9 +36,6 @@ func TestCommittedFilesAreFresh(t *testing.T) {
 // is proven to compile against the hand-written engine and glue before it
 // is ever written.
 func TestGeneratedCodeCompiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("type-checks core and sdk/go with their dependencies; skipped in -short mode")
-	}
 	files, err := Repo(repoRoot)
 	if err != nil {
 		t.Fatal(err)

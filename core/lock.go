@@ -30,6 +30,12 @@ type Lock struct {
 	expires time.Time               // monotonic: send time of the last acquire/refresh + TTL
 	cancel  context.CancelCauseFunc // cancels the running Run's fn, if any
 	stop    chan struct{}           // closed to stop the running refresher, if any
+
+	// The running Run's place in the manager's expiryQueue, guarded by the
+	// queue's mutex.
+	runIndex   int // -1 when not queued
+	runExpires time.Time
+	runCancel  context.CancelCauseFunc
 }
 
 // Key returns the caller's key, without the manager's prefix.
@@ -177,6 +183,11 @@ func (l *Lock) Release(ctx context.Context) error {
 // release gives the lock back and reports whether the driver still had it
 // under this handle's owner. The caller holds l.op.
 func (l *Lock) release(ctx context.Context) (bool, error) {
+	return l.releaseAt(ctx, time.Now())
+}
+
+// releaseAt is release for a caller that has just read the clock.
+func (l *Lock) releaseAt(ctx context.Context, now time.Time) (bool, error) {
 	l.mu.Lock()
 	if !l.held {
 		l.mu.Unlock()
@@ -187,9 +198,9 @@ func (l *Lock) release(ctx context.Context) (bool, error) {
 	l.mu.Unlock()
 	l.m.untrack(l)
 
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
-	ok, err := l.m.d.Release(ctx, l.full, owner)
-	cancel()
+	rctx := detach(ctx, now.Add(ReleaseTimeout))
+	ok, err := l.m.d.Release(rctx, l.full, owner)
+	rctx.stop()
 	if err != nil {
 		return false, l.m.driverErr("release", l.key, err)
 	}
@@ -322,7 +333,8 @@ func (l *Lock) Exists(ctx context.Context) (bool, error) {
 
 func (m *Manager) inspect(ctx context.Context, key, full string) (driver.Holder, bool, error) {
 	if m.inspector == nil {
-		return driver.Holder{}, false, fmt.Errorf("lock: inspect %q: driver %T cannot describe holders: %w", key, m.d, errors.ErrUnsupported)
+		return driver.Holder{}, false, &DriverError{Op: "inspect", Key: key,
+			Err: fmt.Errorf("driver %T cannot describe holders: %w", m.d, errors.ErrUnsupported)}
 	}
 	h, ok, err := m.inspector.Inspect(ctx, full)
 	if err != nil {

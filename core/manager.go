@@ -32,6 +32,7 @@ type Manager struct {
 	closed atomic.Bool        // set under mu; read without it on fast paths
 	held   map[*Lock]struct{} // locks this manager holds now, for Close
 	wg     sync.WaitGroup     // refreshers
+	expiry expiryQueue        // cancels work whose lock's client-side expiry passed
 }
 
 // NewManager returns a Manager that takes locks on d, prepending prefix to
@@ -68,7 +69,7 @@ func (m *Manager) Prefix() string { return m.prefix }
 // anything. An invalid key or TTL is reported by the handle's methods, so
 // that NewLock itself cannot fail.
 func (m *Manager) NewLock(key string, ttl time.Duration) *Lock {
-	l := &Lock{m: m, key: key, ttl: ttl}
+	l := &Lock{m: m, key: key, ttl: ttl, runIndex: -1}
 	switch {
 	case m.pfxErr != nil:
 		l.err = m.pfxErr
@@ -106,6 +107,7 @@ func (m *Manager) Close() error {
 		l.stopRun(ErrClosed)
 	}
 	m.wg.Wait()
+	m.expiry.close()
 
 	var errs []error
 	for _, l := range held {
@@ -139,9 +141,6 @@ func (m *Manager) untrack(l *Lock) {
 	delete(m.held, l)
 	m.mu.Unlock()
 }
-
-// errClosed is what calls on a closed manager return.
-func (m *Manager) errClosed() error { return ErrClosed }
 
 // driverErr wraps a driver failure for the caller. Failures that happen
 // because Close closed the driver under a call in flight report ErrClosed.

@@ -57,7 +57,8 @@ func (l *Lock) Run(ctx context.Context, mode Mode, o Options, fn func(context.Co
 
 // runHeld runs fn on a lock this handle has just acquired.
 func (l *Lock) runHeld(ctx context.Context, o Options, fn func(context.Context) error) (err error) {
-	runCtx, cancel := context.WithCancelCause(ctx)
+	cctx, cancel := context.WithCancelCause(ctx)
+	runCtx := &runContext{Context: cctx, lock: l}
 	var stop, done chan struct{}
 	if o.Refresh {
 		stop, done = make(chan struct{}), make(chan struct{})
@@ -76,45 +77,46 @@ func (l *Lock) runHeld(ctx context.Context, o Options, fn func(context.Context) 
 
 	// The local view never outlives the real lock: at the client-side
 	// expiry, fn's context ends, unless a refresh pushes it out first.
-	expiry := time.AfterFunc(time.Until(expires), func() {
-		cancel(&LostError{Key: l.key, Cause: errTTLPassed})
-	})
+	l.m.expiry.add(l, expires, cancel)
 	if o.Refresh {
 		l.m.wg.Add(1)
-		go l.refreshLoop(o.RefreshEvery, stop, done, expiry, cancel)
+		go l.refreshLoop(o.RefreshEvery, stop, done, cancel)
 	}
 
 	finished := false
 	defer func() {
 		if !finished { // fn panicked: release, and let the panic go on
-			_ = l.finish(ctx, runCtx, expiry, done, nil)
+			_ = l.finish(ctx, runCtx, done, nil)
 		}
 	}()
 	fnErr := fn(runCtx)
 	finished = true
-	return l.finish(ctx, runCtx, expiry, done, fnErr)
+	return l.finish(ctx, runCtx, done, fnErr)
 }
 
 // finish stops the refresher, releases the lock and decides what Run
 // reports.
-func (l *Lock) finish(ctx, runCtx context.Context, expiry *time.Timer, done chan struct{}, fnErr error) error {
-	expiry.Stop()
+func (l *Lock) finish(ctx, runCtx context.Context, done chan struct{}, fnErr error) error {
+	l.m.expiry.remove(l)
 	cause := context.Cause(runCtx) // read before stopRun cancels it for cleanup
 	l.stopRun(context.Canceled)
 	if done != nil {
 		<-done
 	}
 
+	now := time.Now()
 	l.mu.Lock()
-	stillMine := l.held && time.Now().Before(l.expires)
+	stillMine := l.held && now.Before(l.expires)
 	l.mu.Unlock()
 	l.op.Lock()
-	released, relErr := l.release(ctx)
+	released, relErr := l.releaseAt(ctx, now)
 	l.op.Unlock()
 
-	var lost *LostError
+	// The engine itself set cause, so a type check suffices (and, unlike
+	// errors.As, costs no allocation on this path).
+	lost, _ := cause.(*LostError)
 	switch {
-	case errors.As(cause, &lost):
+	case lost != nil:
 	case errors.Is(cause, ErrClosed) || (l.m.closed.Load() && !stillMine):
 		lost = &LostError{Key: l.key, Cause: ErrClosed}
 	case !stillMine || (!released && relErr == nil):
@@ -131,8 +133,8 @@ func (l *Lock) finish(ctx, runCtx context.Context, expiry *time.Timer, done chan
 
 // refreshLoop extends the lock every `every` while fn runs. A refresh that
 // finds the lock gone cancels fn at once; failing refreshes are retried more
-// often until the client-side expiry, where the expiry timer cancels fn.
-func (l *Lock) refreshLoop(every time.Duration, stop, done chan struct{}, expiry *time.Timer, cancel context.CancelCauseFunc) {
+// often until the client-side expiry, where the expiry queue cancels fn.
+func (l *Lock) refreshLoop(every time.Duration, stop, done chan struct{}, cancel context.CancelCauseFunc) {
 	defer l.m.wg.Done()
 	defer close(done)
 	t := time.NewTimer(every)
@@ -157,7 +159,7 @@ func (l *Lock) refreshLoop(every time.Duration, stop, done chan struct{}, expiry
 			l.mu.Lock()
 			expires = l.expires
 			l.mu.Unlock()
-			expiry.Reset(time.Until(expires))
+			l.m.expiry.update(l, expires)
 			t.Reset(every)
 		case err == nil:
 			cancel(&LostError{Key: l.key})

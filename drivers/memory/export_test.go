@@ -4,6 +4,5 @@ package memory
 // included.
 func Size(t *Table) int { return t.size() }
 
-
 // ArmedTimers reports how many hand-off timers t has scheduled.
 func ArmedTimers(t *Table) int { return t.armedTimers() }

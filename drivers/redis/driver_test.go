@@ -50,7 +50,7 @@ func TestSameOwnerAcquireResetsTTL(t *testing.T) {
 	ctx := t.Context()
 	key := testKey(t, "reacquire")
 	owner := newOwner()
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 
 	if ok, err := d.Acquire(ctx, key, owner, 2*time.Second); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -75,7 +75,7 @@ func TestTTLIsKeptByServerInMilliseconds(t *testing.T) {
 	owner := newOwner()
 
 	key := testKey(t, "ttl")
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 	// Rounded to whole seconds, 1.9s would read as at most 1s or 2s.
 	if ok, err := d.Acquire(ctx, key, owner, 1900*time.Millisecond); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -110,7 +110,7 @@ func TestExtend(t *testing.T) {
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "extend")
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 	owner := newOwner()
 
 	if ok, err := d.Extend(ctx, key, owner, time.Minute); err != nil || ok {
@@ -241,7 +241,7 @@ func TestForeignValueIsAnErrorNotContention(t *testing.T) {
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "foreign")
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 	if err := rc.Set(ctx, lock, "not a lock", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestForeignValueIsAnErrorNotContention(t *testing.T) {
 	}
 
 	other := testKey(t, "foreign-hash")
-	otherLock, _ := redisKeys(other)
+	otherLock := redisKeys(other).lock
 	if err := rc.HSet(ctx, otherLock, "f", "v").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestDroppedConnectionDuringAcquire(t *testing.T) {
 			rc := s.client(t)
 			ctx := t.Context()
 			key := testKey(t, "dropped")
-			lock, _ := redisKeys(key)
+			lock := redisKeys(key).lock
 
 			// Load the script, so that the cut EVALSHA would run rather
 			// than answer NOSCRIPT.

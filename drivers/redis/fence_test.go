@@ -72,7 +72,7 @@ func TestFencingCounterOutranksClock(t *testing.T) {
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "ahead")
-	_, fence := redisKeys(key)
+	fence := redisKeys(key).fence
 
 	// A counter ahead of the clock (as after the clock stepped back) wins.
 	ahead := serverMicros(t, s) + 1_000_000_000
@@ -108,7 +108,7 @@ func TestFencingCounterExhaustedIsAnError(t *testing.T) {
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "exhausted")
-	_, fence := redisKeys(key)
+	fence := redisKeys(key).fence
 
 	// Lua numbers are doubles: past 2^53 a token could repeat.
 	const limit = 1 << 53
@@ -150,7 +150,7 @@ func TestFenceRetention(t *testing.T) {
 			d := New(rc, tc.opts...)
 			defer d.Close()
 			key := testKey(t, "retention")
-			_, fence := redisKeys(key)
+			fence := redisKeys(key).fence
 			if ok, err := d.Acquire(ctx, key, newOwner(), time.Second); err != nil || !ok {
 				t.Fatalf("Acquire = %v, %v", ok, err)
 			}

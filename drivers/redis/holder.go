@@ -9,10 +9,10 @@ import (
 	"github.com/zerotal/lock/core/driver"
 )
 
-// parseHolder decodes inspectScript's reply: the lock's value (owner, token,
-// acquired in server ms, pid and host, one a line), its PTTL in ms and the
-// server's time as seconds and microseconds. Fields that do not parse decode
-// as unknown.
+// parseHolder decodes inspectScript's reply: the lock's value (a flag byte,
+// then owner, token, acquired in server ms, pid and host, one a line), its
+// PTTL in ms and the server's time as seconds and microseconds. Fields that
+// do not parse decode as unknown.
 func parseHolder(reply []any) (driver.Holder, error) {
 	if len(reply) != 4 {
 		return driver.Holder{}, fmt.Errorf("unexpected reply of %d elements", len(reply))
@@ -29,7 +29,11 @@ func parseHolder(reply []any) (driver.Holder, error) {
 		}
 	}
 	var h driver.Holder
-	fields := strings.SplitN(f[0], "\n", 5)
+	value := f[0]
+	if value != "" {
+		value = value[1:] // the queue flag
+	}
+	fields := strings.SplitN(value, "\n", 5)
 	fields = append(fields, make([]string, 5-len(fields))...)
 	h.Owner, h.Host = fields[0], fields[4]
 	h.Token, _ = strconv.ParseUint(fields[1], 10, 64)

@@ -1,34 +1,42 @@
 package redis
 
-import "strings"
+// The suffixes of a lock's other Redis keys: each is the lock key followed by
+// one of these, so all start with the same hash tag.
+const (
+	fenceSuffix   = ":fence" // the fencing counter
+	queueSuffix   = ":q"     // the list of waiting owners
+	waitersSuffix = ":w"     // the hash of waiter records
+)
 
-// fenceSuffix names a lock's fencing counter: the counter key is the lock key
-// followed by this suffix, so both start with the same hash tag.
-const fenceSuffix = ":fence"
+// lockKeys are the Redis keys of one lock, in the order the scripts take them
+// (see scripts.go).
+type lockKeys struct {
+	lock, fence, queue, waiters string
+}
 
-// redisKeys maps an engine key (prefix included) to the two Redis keys a lock
-// uses: the string that holds the lock and the counter that mints its fencing
-// tokens.
+// redisKeys maps an engine key (prefix included) to the Redis keys a lock
+// uses.
 //
 // Redis Cluster places a key by its hash tag: the bytes between the first '{'
-// and the first '}' after it, or the whole key when that span is empty. Both
-// keys are built as "{" + escaped key + "}" (plus fenceSuffix for the
-// counter), so their hash tag is the escaped key and a script touching both
-// never crosses slots. The escaping keeps that true for any key: '}' inside
-// the key would end the tag early (and a leading '}' would make it empty, so
-// the two keys would hash differently), and '%' is escaped so that the
-// mapping stays one-to-one. Keys without '%', '{' or '}', which is nearly all
-// of them, are stored as they are, so they stay readable in redis-cli.
+// and the first '}' after it, or the whole key when that span is empty. The
+// lock key is "{" + escaped key + "}" and the others add a suffix, so their
+// hash tag is the escaped key and a script touching them all never crosses
+// slots. The escaping keeps that true for any key: '}' inside the key would
+// end the tag early (and a leading '}' would make it empty, so the keys would
+// hash differently), and '%' is escaped so that the mapping stays one-to-one.
+// Keys without '%', '{' or '}', which is nearly all of them, are stored as
+// they are, so they stay readable in redis-cli.
 //
-// The counter key ends in fenceSuffix and every lock key ends in '}', so no
-// lock key of one engine key is the counter key of another.
+// Every lock key ends in '}' and every other key in a suffix that does not,
+// so no key of one engine key is a key of another.
 //
 // The engine never passes an empty key, but an empty tag would make Redis
-// hash the two keys whole, into different slots; the empty key is stored as
+// hash the keys whole, into different slots; the empty key is stored as
 // "{%}", a tag no escaped key can be since escaping never leaves a bare '%'.
 //
-// Both keys come from one allocation: lock is a prefix of fence.
-func redisKeys(key string) (lock, fence string) {
+// All four keys come from one allocation, "{k}:fence{k}:q{k}:w": the lock key
+// is a prefix of the fence key, and the other two follow it.
+func redisKeys(key string) lockKeys {
 	escaped := 0
 	for i := 0; i < len(key); i++ {
 		switch key[i] {
@@ -36,29 +44,50 @@ func redisKeys(key string) (lock, fence string) {
 			escaped++
 		}
 	}
-	var b strings.Builder
-	b.Grow(len(key) + 2*escaped + 2 + len(fenceSuffix))
-	b.WriteByte('{')
+	n := len(key) + 2*escaped + 2 // the length of the lock key
 	if key == "" {
-		b.WriteByte('%')
-	} else if escaped == 0 {
-		b.WriteString(key)
-	} else {
+		n = 3
+	}
+	buf := make([]byte, 0, 3*n+len(fenceSuffix)+len(queueSuffix)+len(waitersSuffix))
+	buf = appendLockKey(buf, key, escaped)
+	buf = append(buf, fenceSuffix...)
+	buf = appendLockKey(buf, key, escaped)
+	buf = append(buf, queueSuffix...)
+	buf = appendLockKey(buf, key, escaped)
+	buf = append(buf, waitersSuffix...)
+	all := string(buf)
+	queueAt := n + len(fenceSuffix)
+	waitersAt := queueAt + n + len(queueSuffix)
+	return lockKeys{
+		lock:    all[:n],
+		fence:   all[:queueAt],
+		queue:   all[queueAt:waitersAt],
+		waiters: all[waitersAt:],
+	}
+}
+
+// appendLockKey appends key's lock key to b; escaped is the number of bytes
+// of key that need escaping.
+func appendLockKey(b []byte, key string, escaped int) []byte {
+	b = append(b, '{')
+	switch {
+	case key == "":
+		b = append(b, '%')
+	case escaped == 0:
+		b = append(b, key...)
+	default:
 		for i := 0; i < len(key); i++ {
 			switch c := key[i]; c {
 			case '%':
-				b.WriteString("%25")
+				b = append(b, "%25"...)
 			case '{':
-				b.WriteString("%7B")
+				b = append(b, "%7B"...)
 			case '}':
-				b.WriteString("%7D")
+				b = append(b, "%7D"...)
 			default:
-				b.WriteByte(c)
+				b = append(b, c)
 			}
 		}
 	}
-	b.WriteByte('}')
-	b.WriteString(fenceSuffix)
-	fence = b.String()
-	return fence[:len(fence)-len(fenceSuffix)], fence
+	return append(b, '}')
 }

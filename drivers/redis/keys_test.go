@@ -29,13 +29,16 @@ func FuzzRedisKeys(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		lock, fence := redisKeys(key)
+		k := redisKeys(key)
+		lock := k.lock
 		tag := clusterHashTag(lock)
-		if got := clusterHashTag(fence); got != tag {
-			t.Fatalf("redisKeys(%q) = %q, %q: hash tags %q and %q differ, so a script on both would cross slots", key, lock, fence, tag, got)
+		for _, other := range []string{k.fence, k.queue, k.waiters} {
+			if got := clusterHashTag(other); got != tag {
+				t.Fatalf("redisKeys(%q) = %+v: hash tags %q and %q differ, so a script on both would cross slots", key, k, tag, got)
+			}
 		}
-		if lock != "{"+tag+"}" || fence != lock+fenceSuffix {
-			t.Fatalf("redisKeys(%q) = %q, %q: the whole escaped key must be the hash tag", key, lock, fence)
+		if lock != "{"+tag+"}" || k.fence != lock+fenceSuffix || k.queue != lock+queueSuffix || k.waiters != lock+waitersSuffix {
+			t.Fatalf("redisKeys(%q) = %+v: the whole escaped key must be the hash tag, followed by the suffixes", key, k)
 		}
 		// The tag decodes back to the key, so no two keys share Redis keys.
 		if key == "" {
@@ -48,16 +51,23 @@ func FuzzRedisKeys(f *testing.F) {
 		if err != nil || back != key {
 			t.Fatalf("redisKeys(%q): tag %q decodes to %q, %v; want the key back", key, tag, back, err)
 		}
-		if strings.HasSuffix(lock, fenceSuffix) {
-			t.Fatalf("redisKeys(%q): lock key %q could be another key's counter", key, lock)
+		for _, suffix := range []string{fenceSuffix, queueSuffix, waitersSuffix} {
+			if strings.HasSuffix(lock, suffix) {
+				t.Fatalf("redisKeys(%q): lock key %q could be another key's %q key", key, lock, suffix)
+			}
 		}
 	})
 }
 
 func TestRedisKeysLeavesPlainKeysReadable(t *testing.T) {
-	lock, fence := redisKeys("zerotal_lock:invoice:123")
-	if lock != "{zerotal_lock:invoice:123}" || fence != "{zerotal_lock:invoice:123}:fence" {
-		t.Fatalf("redisKeys = %q, %q", lock, fence)
+	want := lockKeys{
+		lock:    "{zerotal_lock:invoice:123}",
+		fence:   "{zerotal_lock:invoice:123}:fence",
+		queue:   "{zerotal_lock:invoice:123}:q",
+		waiters: "{zerotal_lock:invoice:123}:w",
+	}
+	if got := redisKeys("zerotal_lock:invoice:123"); got != want {
+		t.Fatalf("redisKeys = %+v; want %+v", got, want)
 	}
 }
 

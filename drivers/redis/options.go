@@ -2,35 +2,50 @@ package redis
 
 import "time"
 
-// DefaultChannel is the pub/sub channel release notices go to unless
-// [WithChannel] names another.
-const DefaultChannel = "zerotal_lock:released"
+// DefaultChannelPrefix starts the name of every Driver's notice channel unless
+// [WithChannelPrefix] names another.
+const DefaultChannelPrefix = "zerotal_lock:grant:"
 
 // DefaultFenceRetention is how long a key's fencing counter outlives the
 // key's last acquisition unless [WithFenceRetention] says otherwise.
 const DefaultFenceRetention = 24 * time.Hour
+
+// DefaultWaitPoll is how often a queued waiter checks its key without a
+// notice unless [WithWaitPoll] says otherwise. It matches the engine's
+// default retry delay, so a waiter costs no more round trips than a polling
+// one would, while hand-offs do not wait for it.
+const DefaultWaitPoll = 100 * time.Millisecond
+
+// livenessPolls is how many poll intervals a waiter may go without polling
+// before a Driver that cannot see its subscription takes it for dead.
+const livenessPolls = 5
 
 // Option configures a Driver made by [New].
 type Option func(*config)
 
 // config is what the options set.
 type config struct {
-	channel        string
+	channelPrefix  string
 	fenceRetention time.Duration
+	waitPoll       time.Duration
 }
 
 func defaultConfig() config {
-	return config{channel: DefaultChannel, fenceRetention: DefaultFenceRetention}
+	return config{
+		channelPrefix:  DefaultChannelPrefix,
+		fenceRetention: DefaultFenceRetention,
+		waitPoll:       DefaultWaitPoll,
+	}
 }
 
-// WithChannel sets the pub/sub channel on which releases are announced and
-// waiters listen. Every Driver that shares locks must use the same channel;
-// separate channels keep unrelated applications on one server from receiving
-// each other's notices. An empty name keeps [DefaultChannel].
-func WithChannel(name string) Option {
+// WithChannelPrefix sets how the names of the Drivers' notice channels
+// start. Each Driver listens on its own channel, the prefix followed by a
+// random id, and a hand-off is published only there; an ACL then needs
+// "&<prefix>*". An empty prefix keeps [DefaultChannelPrefix].
+func WithChannelPrefix(prefix string) Option {
 	return func(c *config) {
-		if name != "" {
-			c.channel = name
+		if prefix != "" {
+			c.channelPrefix = prefix
 		}
 	}
 }
@@ -47,5 +62,20 @@ func WithChannel(name string) Option {
 func WithFenceRetention(d time.Duration) Option {
 	return func(c *config) {
 		c.fenceRetention = max(d, 0)
+	}
+}
+
+// WithWaitPoll sets how often a waiter queued in AcquireWait checks its key
+// when no notice comes: the fallback for a lost notice and for a holder
+// whose TTL runs out (the first waiter also checks when the holder's TTL
+// ends). Where the server cannot count a Driver's subscription (cluster and
+// ring clients), a waiter that has not checked for 5 such intervals is taken
+// for dead and loses its place. Values under 1ms are raised to 1ms; d <= 0
+// keeps [DefaultWaitPoll].
+func WithWaitPoll(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.waitPoll = max(d, time.Millisecond)
+		}
 	}
 }

@@ -34,39 +34,155 @@ func (s *luaScript) run(ctx context.Context, c goredis.UniversalClient, cmd []an
 	return reply
 }
 
-// The lock is a string at KEYS[1] that expires by PX/PEXPIRE, so the server's
-// clock decides when it frees. Its value is the holder, one field a line:
+// The Redis keys of one lock share a hash slot (see redisKeys) and are passed
+// to every script that may touch the queue in this order:
 //
-//	owner \n token \n acquired (server Unix ms) \n pid \n host
+//	KEYS[1] the lock: a string that expires by PX, so the server's clock
+//	        decides when it frees
+//	KEYS[2] the fencing counter: the last token minted for the key
+//	KEYS[3] the queue: a list of waiting owners, first come first
+//	KEYS[4] the waiters: a hash from owner to its waiter record
 //
-// A string is cheaper than a hash here: the free-key path of acquireScript is
-// TIME, one SET … GET and one SET … PX. Owners never contain '\n' (the
-// driver refuses them), so comparing the value's start with owner .. '\n'
-// names the holder exactly. Each script is one round trip.
+// The lock's value is a flag byte and the holder, one field a line:
+//
+//	flag owner \n token \n acquired (server Unix ms) \n pid \n host
+//
+// The flag is 'q' when waiters may be queued, so release must look at the
+// queue, and '-' when none were, so release is GET, compare, DEL like the
+// bare compare-and-delete. Owners never contain '\n' (the driver refuses
+// them), so comparing the bytes after the flag with owner .. '\n' names the
+// holder exactly.
+//
+// A waiter record is
+//
+//	deadline (server Unix ms) \n ttl ms \n channel \n pid \n host
+//
+// channel is the waiter's Driver's notice channel, "" when it has none.
+//
+// Hand-off happens on the server: whoever finds the lock free with a queue
+// (the releasing holder, a waiter polling after an expiry, a plain acquire)
+// writes the lock for the first live waiter, with that waiter's TTL and a
+// new token, and PUBLISHes the grant on its channel. The waiter learns it
+// holds the key from that notice, or from its next poll if the notice is
+// lost: no second round trip, and no window in which someone else can take
+// the key. A waiter is live while its Driver is subscribed to its channel,
+// when the server can count that (ARGV numsub = '1': pub/sub and scripts on
+// one server), and otherwise while its deadline, pushed out by each of its
+// polls, has not passed.
 //
 // Lua numbers are doubles, exact for integers below 2^53: tokens stay below
-// that, and numbers that go back to Redis are passed as strings, so no version
-// of Redis's Lua-number conversion can turn a 16-digit token into "1.7e+15".
+// that, and numbers that go back to Redis are passed as strings formatted
+// with %.0f, so Lua's "%.14g" never turns a 16-digit token into "1.7e+15".
 
-// acquireScript takes KEYS[1] for owner ARGV[1] for ARGV[2] ms, or resets the
-// TTL when that owner already holds it, and returns the acquisition's fencing
-// token; it returns 0 when another owner holds the key. A contended attempt
-// only reads, so waiters that poll write nothing.
+// lockPrelude holds the Lua functions the queue-aware scripts share.
 //
-// The token is max(last token + 1, server time in microseconds). The counter
-// at KEYS[2] makes tokens increase while it exists (a clock stepping back a
-// little, two acquisitions in one microsecond); the clock makes them increase
-// when the counter is gone (a restart without persistence, a counter past its
-// retention), as long as the server's clock has not gone back past the last
-// token. ARGV[3] is the holder's "pid\nhost"; ARGV[4] is how long, in ms, the
-// counter outlives this acquisition (0: forever).
-var acquireScript = newScript(`
-local owner = ARGV[1] .. '\n'
+// grant writes the lock for owner with a new token: max(last token + 1,
+// server time in microseconds). The counter makes tokens increase while it
+// exists (several grants in one microsecond, a clock stepped back a little);
+// the clock makes them increase when the counter is gone or stale (a restart
+// without persistence or from an old snapshot, a failover to a replica that
+// lags, a counter past its retention), as long as the server's clock has not
+// gone back past the last token. Reading the clock on every grant is what
+// covers the stale counter: seeding from the clock only when the counter is
+// missing would hand out an old snapshot's tokens a second time.
+//
+// handoff pops waiters until it finds a live one, grants it the lock and
+// publishes the grant (unless the waiter is the caller, which learns it from
+// the reply); it returns that owner and its token, or false when the queue
+// held no live waiter.
+//
+// enqueue puts owner at the back of the queue, or refreshes its record if it
+// is already there, and keeps the queue's keys alive for as long as a waiter
+// polls.
+const lockPrelude = `
+local function grant(owner, ttl, holder, flag, now, retention)
+	local micros = string.format('%06d', now[2])
+	local t = now[1] .. micros
+	local token = tonumber(t)
+	local prev
+	if retention == '0' then
+		prev = redis.call('SET', KEYS[2], t, 'GET')
+	else
+		prev = redis.call('SET', KEYS[2], t, 'PX', retention, 'GET')
+	end
+	local last = tonumber(prev)
+	if last and last >= token then
+		token = last + 1
+		if token >= 9007199254740992 then
+			redis.call('SET', KEYS[2], prev, 'KEEPTTL')
+			error({err = 'zerotal_lock: fencing counter out of range'})
+		end
+		t = string.format('%.0f', token)
+		redis.call('SET', KEYS[2], t, 'KEEPTTL')
+	end
+	redis.call('SET', KEYS[1], flag .. owner .. '\n' .. t .. '\n' .. now[1] .. string.sub(micros, 1, 3) .. '\n' .. holder, 'PX', ttl)
+	return token
+end
+
+local function handoff(now, numsub, retention, caller)
+	local ms = now[1] * 1000 + math.floor(now[2] / 1000)
+	while true do
+		local head = redis.call('LPOP', KEYS[3])
+		if not head then
+			redis.call('DEL', KEYS[4])
+			return false
+		end
+		local rec = redis.call('HGET', KEYS[4], head)
+		if rec then
+			redis.call('HDEL', KEYS[4], head)
+			local deadline, ttl, channel, holder = string.match(rec, '^(%d+)\n(%d+)\n([^\n]*)\n(.*)$')
+			local live = false
+			if head == caller then
+				live = true
+			elseif not deadline then
+				live = false
+			elseif numsub == '1' and channel ~= '' then
+				live = redis.call('PUBSUB', 'NUMSUB', channel)[2] > 0
+			else
+				live = tonumber(deadline) >= ms
+			end
+			if live then
+				local flag = '-'
+				if redis.call('LLEN', KEYS[3]) > 0 then
+					flag = 'q'
+				end
+				local token = grant(head, ttl, holder, flag, now, retention)
+				if channel ~= '' and head ~= caller then
+					redis.call('PUBLISH', channel, head .. '\n' .. string.format('%.0f', token) .. '\n' .. KEYS[1])
+				end
+				return head, token
+			end
+		end
+	end
+end
+
+local function enqueue(owner, now, ttl, channel, holder, liveness)
+	local ms = now[1] * 1000 + math.floor(now[2] / 1000)
+	local rec = string.format('%.0f', ms + liveness) .. '\n' .. ttl .. '\n' .. channel .. '\n' .. holder
+	if redis.call('HSET', KEYS[4], owner, rec) == 1 then
+		redis.call('RPUSH', KEYS[3], owner)
+	end
+	if redis.call('PTTL', KEYS[3]) < tonumber(liveness) then
+		redis.call('PEXPIRE', KEYS[3], liveness)
+		redis.call('PEXPIRE', KEYS[4], liveness)
+	end
+end
+`
+
+// acquireScript takes the lock for owner ARGV[1] for ARGV[2] ms, or resets
+// the TTL when that owner already holds it, and returns the acquisition's
+// fencing token; it returns 0 when the key is held, or free but owed to a
+// queued waiter (it then hands the key to that waiter: no barging past a
+// queue). ARGV[3] is the holder's "pid\nhost", ARGV[4] how long, in ms, the
+// counter outlives this acquisition (0: forever), ARGV[5] the numsub flag.
+// A contended attempt only reads.
+var acquireScript = newScript(lockPrelude + `
+local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
 if held then
-	if string.sub(held, 1, #owner) == owner then
+	if string.sub(held, 2, #me + 1) == me then
 		redis.call('PEXPIRE', KEYS[1], ARGV[2])
-		return tonumber(string.match(held, '^(%d+)\n', #owner + 1)) or redis.error_reply('zerotal_lock: lock value has no token')
+		return tonumber(string.match(held, '^(%d+)\n', #me + 2)) or redis.error_reply('zerotal_lock: lock value has no token')
 	end
 	if not string.find(held, '\n', 1, true) then
 		return redis.error_reply('zerotal_lock: the key holds a value this driver did not write')
@@ -74,66 +190,125 @@ if held then
 	return 0
 end
 local now = redis.call('TIME')
-local micros = string.format('%06d', now[2])
-local t = now[1] .. micros
-local token = tonumber(t)
-local prev
-if ARGV[4] == '0' then
-	prev = redis.call('SET', KEYS[2], t, 'GET')
-else
-	prev = redis.call('SET', KEYS[2], t, 'PX', ARGV[4], 'GET')
-end
-local last = tonumber(prev)
-if last and last >= token then
-	token = last + 1
-	if token >= 9007199254740992 then
-		redis.call('SET', KEYS[2], prev, 'KEEPTTL')
-		return redis.error_reply('zerotal_lock: fencing counter out of range')
-	end
-	t = string.format('%.0f', token)
-	redis.call('SET', KEYS[2], t, 'KEEPTTL')
-end
-redis.call('SET', KEYS[1], owner .. t .. '\n' .. now[1] .. string.sub(micros, 1, 3) .. '\n' .. ARGV[3], 'PX', ARGV[2])
-return token
-`)
-
-// releaseScript deletes KEYS[1] if owner ARGV[1] holds it and then publishes
-// KEYS[1] on channel ARGV[2], so that waiters wake without polling.
-// It returns 1 when it released, else 0.
-var releaseScript = newScript(`
-local owner = ARGV[1] .. '\n'
-local held = redis.call('GET', KEYS[1])
-if not held or string.sub(held, 1, #owner) ~= owner then
+if redis.call('EXISTS', KEYS[3]) == 1 and handoff(now, ARGV[5], ARGV[4], '') then
 	return 0
 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], KEYS[1])
+return grant(ARGV[1], ARGV[2], ARGV[3], '-', now, ARGV[4])
+`)
+
+// waitScript is one attempt of a queued acquire: it takes the lock for owner
+// ARGV[1] if the key is free and no live waiter is ahead, and otherwise puts
+// the owner in the queue (or refreshes its place). It returns {token, pttl,
+// head}: the token when the owner holds the key (taken now, or handed over
+// earlier and not yet noticed), else 0 with the holder's remaining TTL in ms
+// and 1 when the owner is first in the queue. ARGV: 1 owner, 2 ttl ms,
+// 3 holder, 4 retention, 5 channel, 6 liveness ms, 7 numsub flag.
+var waitScript = newScript(lockPrelude + `
+local owner = ARGV[1]
+local me = owner .. '\n'
+local held = redis.call('GET', KEYS[1])
+if held then
+	if string.sub(held, 2, #me + 1) == me then
+		return {tonumber(string.match(held, '^(%d+)\n', #me + 2)) or redis.error_reply('zerotal_lock: lock value has no token'), 0, 0}
+	end
+	if not string.find(held, '\n', 1, true) then
+		return redis.error_reply('zerotal_lock: the key holds a value this driver did not write')
+	end
+	enqueue(owner, redis.call('TIME'), ARGV[2], ARGV[5], ARGV[3], ARGV[6])
+	if string.byte(held) ~= 113 then
+		redis.call('SETRANGE', KEYS[1], 0, 'q')
+	end
+	local head = 0
+	if redis.call('LINDEX', KEYS[3], 0) == owner then
+		head = 1
+	end
+	return {0, redis.call('PTTL', KEYS[1]), head}
+end
+local now = redis.call('TIME')
+if redis.call('EXISTS', KEYS[3]) == 1 then
+	enqueue(owner, now, ARGV[2], ARGV[5], ARGV[3], ARGV[6])
+	local head, token = handoff(now, ARGV[7], ARGV[4], owner)
+	if head == owner then
+		return {token, 0, 0}
+	end
+	if head then
+		local first = 0
+		if redis.call('LINDEX', KEYS[3], 0) == owner then
+			first = 1
+		end
+		return {0, redis.call('PTTL', KEYS[1]), first}
+	end
+end
+return {grant(owner, ARGV[2], ARGV[3], '-', now, ARGV[4]), 0, 0}
+`)
+
+// releaseScript frees the lock if owner ARGV[1] holds it and returns 1,
+// else 0. When waiters are queued the key goes straight to the first live
+// one. ARGV: 1 owner, 2 numsub flag, 3 retention.
+var releaseScript = newScript(lockPrelude + `
+local me = ARGV[1] .. '\n'
+local held = redis.call('GET', KEYS[1])
+if not held or string.sub(held, 2, #me + 1) ~= me then
+	return 0
+end
+if string.byte(held) ~= 113 or not handoff(redis.call('TIME'), ARGV[2], ARGV[3], '') then
+	redis.call('DEL', KEYS[1])
+end
 return 1
 `)
 
-// extendScript sets KEYS[1]'s TTL to ARGV[2] ms if owner ARGV[1] holds it.
+// leaveScript takes owner ARGV[1] out of the queue when its wait ends
+// without the key. If the key was handed to it meanwhile, it releases the
+// key (to the next waiter) and returns 1; else 0. A free key with a queue
+// (its holder expired) goes to the next waiter at once rather than at that
+// waiter's next poll. ARGV: 1 owner, 2 numsub flag, 3 retention.
+var leaveScript = newScript(lockPrelude + `
+if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
+	redis.call('LREM', KEYS[3], 1, ARGV[1])
+end
+local me = ARGV[1] .. '\n'
+local held = redis.call('GET', KEYS[1])
+if held then
+	if string.sub(held, 2, #me + 1) ~= me then
+		return 0
+	end
+	if string.byte(held) ~= 113 or not handoff(redis.call('TIME'), ARGV[2], ARGV[3], '') then
+		redis.call('DEL', KEYS[1])
+	end
+	return 1
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+	handoff(redis.call('TIME'), ARGV[2], ARGV[3], '')
+end
+return 0
+`)
+
+// forceReleaseScript frees the lock whoever holds it, handing it to the
+// first live waiter if there is one. A key holding something this driver did
+// not write is deleted too. ARGV: 1 numsub flag, 2 retention.
+var forceReleaseScript = newScript(lockPrelude + `
+local held = redis.pcall('GET', KEYS[1])
+if type(held) == 'string' and string.byte(held) == 113 and handoff(redis.call('TIME'), ARGV[1], ARGV[2], '') then
+	return 1
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// extendScript sets the lock's TTL to ARGV[2] ms if owner ARGV[1] holds it.
 // An expired key reads as absent, so a lost lock is never taken back.
 // It returns 1 when it extended, else 0.
 var extendScript = newScript(`
-local owner = ARGV[1] .. '\n'
+local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
-if not held or string.sub(held, 1, #owner) ~= owner then
+if not held or string.sub(held, 2, #me + 1) ~= me then
 	return 0
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// forceReleaseScript deletes KEYS[1] whoever holds it and, if there was a
-// holder, publishes KEYS[1] on channel ARGV[1].
-var forceReleaseScript = newScript(`
-if redis.call('DEL', KEYS[1]) == 1 then
-	redis.call('PUBLISH', ARGV[1], KEYS[1])
-end
-return 1
-`)
-
-// inspectScript returns KEYS[1]'s value, its remaining TTL in ms and the
+// inspectScript returns the lock's value, its remaining TTL in ms and the
 // server's time (seconds, microseconds), so that the expiry is read on the
 // server's clock in the same instant; nil when the key is free.
 var inspectScript = newScript(`

@@ -223,3 +223,15 @@ func TestMissingRedisServerFailsWithInstallHint(t *testing.T) {
 		t.Fatalf("startServer without redis-server on PATH said %q; want a failure naming the package to install", rec.msg)
 	}
 }
+
+// cycle takes and releases key through d.
+func cycle(t *testing.T, d *Driver, key string) {
+	t.Helper()
+	owner := newOwner()
+	if ok, err := d.Acquire(t.Context(), key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire(%s) = %v, %v", key, ok, err)
+	}
+	if ok, err := d.Release(t.Context(), key, owner); err != nil || !ok {
+		t.Fatalf("Release(%s) = %v, %v", key, ok, err)
+	}
+}

@@ -67,7 +67,7 @@ func TestOpenEmptyURLReadsEnvironment(t *testing.T) {
 	if ok, err := d.Acquire(ctx, key, newOwner(), time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 	db4 := goredis.NewClient(&goredis.Options{Addr: s.addr(), DB: 4})
 	defer db4.Close()
 	if n, err := db4.Exists(ctx, lock).Result(); err != nil || n != 1 {
@@ -96,7 +96,7 @@ func TestOpenUnixSocketWithDB(t *testing.T) {
 	if ok, err := d.Acquire(ctx, key, newOwner(), time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire over a unix socket = %v, %v", ok, err)
 	}
-	lock, _ := redisKeys(key)
+	lock := redisKeys(key).lock
 	db3 := goredis.NewClient(&goredis.Options{Addr: s.addr(), DB: 3})
 	defer db3.Close()
 	if n, err := db3.Exists(ctx, lock).Result(); err != nil || n != 1 {
@@ -151,10 +151,11 @@ func TestOpenTLSSchemeConfiguresTLS(t *testing.T) {
 
 func TestLeastPrivilegeACL(t *testing.T) {
 	// The permissions docs/drivers/redis.md lists, and no more.
-	s := startServer(t, "--user", "locker", "on", ">pw", "~{zerotal_lock_test:*", "&zerotal_lock:released",
-		"+@connection", "+evalsha", "+eval", "+exists",
-		"+get", "+set", "+pexpire", "+pttl", "+del", "+time", "+publish", "+subscribe")
-	d, err := Open("redis://locker:pw@" + s.addr())
+	s := startServer(t, "--user", "locker", "on", ">pw", "~{zerotal_lock_test:*", "&zerotal_lock:grant:*",
+		"+@connection", "+evalsha", "+eval", "+exists", "+get", "+set", "+setrange", "+pexpire", "+pttl",
+		"+del", "+time", "+lpop", "+rpush", "+lindex", "+llen", "+lrem", "+hget", "+hset", "+hdel",
+		"+publish", "+pubsub|numsub", "+subscribe")
+	d, err := Open("redis://locker:pw@"+s.addr(), noPolls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +167,6 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	defer holder.Close()
 	ctx := t.Context()
 	key := testKey(t, "acl")
-	notices, cancel := d.Subscribe(key)
-	defer cancel()
 	owner := newOwner()
 	if _, ok, err := holder.AcquireFenced(ctx, key, owner, time.Minute); err != nil || !ok {
 		t.Fatalf("AcquireFenced = %v, %v", ok, err)
@@ -181,10 +180,21 @@ func TestLeastPrivilegeACL(t *testing.T) {
 	if held, err := holder.Exists(ctx, key); err != nil || !held {
 		t.Fatalf("Exists = %v, %v", held, err)
 	}
+	// Two waiters: one leaves, the other is handed the key by a notice.
+	_, leave := startWait(t, d, key, newOwner(), time.Minute)
+	rc := s.client(t)
+	waitQueued(t, rc, key, 1)
+	next := newOwner()
+	result, _ := startWait(t, d, key, next, time.Minute)
+	waitQueued(t, rc, key, 2)
+	leave()
+	waitQueued(t, rc, key, 1)
 	if ok, err := holder.Release(ctx, key, owner); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
-	expectNotice(t, notices, "with least-privilege ACLs")
+	if r := awaitResult(t, result, handOffBound, "the holder released, with least-privilege ACLs"); r.err != nil {
+		t.Fatalf("AcquireWait: %v", r.err)
+	}
 	if err := holder.ForceRelease(ctx, key); err != nil {
 		t.Fatalf("ForceRelease: %v", err)
 	}

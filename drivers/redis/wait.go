@@ -1,0 +1,165 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+const (
+	// leaveTimeout bounds one leaveScript call made after a wait ended.
+	leaveTimeout = 2 * time.Second
+	// leaveRetries is how many more times a failed leave is tried in the
+	// background, leaveTimeout apart at most, before the waiter's record is
+	// left to its liveness check.
+	leaveRetries = 10
+	// expiryMargin is added to the holder's remaining TTL when the first
+	// waiter schedules its poll, so that the key has expired by then.
+	expiryMargin = time.Millisecond
+)
+
+// AcquireWait takes key for owner for ttl, waiting in a FIFO queue kept on
+// the server as long as ctx allows. Each attempt is one round trip: it takes
+// the key when it is free and no live waiter is ahead, and queues owner
+// otherwise. The key is handed over on the server when its holder releases
+// it (or when anyone finds it free after its holder expired), and the new
+// holder learns so from a notice on its Driver's channel, or from its next
+// poll: every [WithWaitPoll] interval, and when the holder's TTL ends for the
+// first in line.
+//
+// A waiter whose ctx ends, or whose Driver closes, leaves the queue; a key
+// handed to it in the meantime is passed on to the next waiter.
+func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Duration) (uint64, error) {
+	if err := d.usableFor(ctx, owner); err != nil {
+		return 0, err
+	}
+	c := newCall(key, owner)
+	c.ttl = ttlMillis(ttl)
+	slot := d.grants.register(c.keys.lock, owner)
+	defer d.grants.unregister(slot)
+
+	channel := d.noChannelArg
+	// ready is closed once notices can reach this Driver; nil before the
+	// first queued attempt, once the waiter listens, and for a Driver that
+	// gets no notices.
+	var ready <-chan struct{}
+	started := false
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		token, pttl, first, err := d.waitAttempt(ctx, c, channel)
+		if err != nil {
+			// The script may have run before the call failed: owner
+			// may be queued, or even hold the key.
+			d.leave(c)
+			return 0, d.fail(ctx, "acquire", err)
+		}
+		if token != 0 {
+			return token, nil
+		}
+		if !started {
+			started = true
+			ready = d.grants.start()
+		}
+		if ready != nil && isClosed(ready) {
+			// Queue again under the channel, so that hand-offs
+			// notify this waiter and its liveness follows its Driver.
+			channel, ready = d.grants.arg, nil
+			continue
+		}
+		wait := d.waitPoll
+		if first && pttl > 0 {
+			wait = min(wait, time.Duration(pttl)*time.Millisecond+expiryMargin)
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case token := <-slot.granted:
+			return token, nil
+		case <-slot.poke:
+		case <-ready:
+		case <-timer.C:
+		case <-ctx.Done():
+			d.leave(c)
+			return 0, fmt.Errorf("redis: acquire: %w", ctx.Err())
+		case <-d.closing:
+			d.leave(c)
+			return 0, ErrClosed
+		}
+	}
+}
+
+// waitAttempt runs waitScript once and decodes its reply: the token when
+// owner holds the key, else the holder's remaining TTL in ms and whether
+// owner is first in the queue.
+func (d *Driver) waitAttempt(ctx context.Context, c *scriptCall, channel any) (token uint64, pttl int64, first bool, err error) {
+	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.retentionArg, channel, d.livenessArg, d.numsubArg)
+	reply, err := waitScript.run(ctx, d.client, cmd).Int64Slice()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if len(reply) != 3 || reply[0] < 0 {
+		return 0, 0, false, fmt.Errorf("unexpected reply %v", reply)
+	}
+	return uint64(reply[0]), reply[1], reply[2] == 1, nil
+}
+
+// leave takes c's owner out of the queue, releasing the key if it was handed
+// over meanwhile. It runs on a context of its own, since the waiter's has
+// usually ended. If the server cannot be reached, it is tried again in the
+// background until Close, so that a record left behind cannot be handed a
+// key that nobody waits for.
+func (d *Driver) leave(c *scriptCall) {
+	if d.leaveOnce(c) == nil {
+		return
+	}
+	d.leavesMu.Lock()
+	defer d.leavesMu.Unlock()
+	if d.leavesDone {
+		return // closing: the record goes by its liveness check
+	}
+	d.leaves.Add(1)
+	go func() {
+		defer d.leaves.Done()
+		pause := 10 * time.Millisecond
+		for range leaveRetries {
+			t := time.NewTimer(pause)
+			select {
+			case <-d.leavesCtx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if d.leaveOnce(c) == nil {
+				return
+			}
+			pause = min(2*pause, leaveTimeout)
+		}
+	}()
+}
+
+// leaveOnce runs leaveScript once.
+func (d *Driver) leaveOnce(c *scriptCall) error {
+	ctx, cancel := context.WithTimeout(d.leavesCtx, leaveTimeout)
+	defer cancel()
+	var call scriptCall // a fresh command array: c's may still be referenced by a call that failed
+	call.keys, call.owner = c.keys, c.owner
+	return leaveScript.run(ctx, d.client, append(call.withAllKeys(), &call.owner, d.numsubArg, d.retentionArg)).Err()
+}
+
+// isClosed reports whether ch is closed (or has a value ready).
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

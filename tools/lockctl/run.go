@@ -226,7 +226,7 @@ func (r *runner) underLock(ctx context.Context) error {
 	r.ran = true
 	r.sigs.attach(c.cmd.Process)
 	onLoss := func() {
-		r.say("lost the lock on %q (%v); sending SIGTERM to the command, SIGKILL in %v", r.o.key, context.Cause(ctx), r.o.grace)
+		r.say("lost the lock on %q: %s; sending SIGTERM to the command, SIGKILL in %v", r.o.key, lossReason(context.Cause(ctx)), r.o.grace)
 	}
 	onKill := func() {
 		r.say("the command is still running %v after SIGTERM; sending SIGKILL", r.o.grace)
@@ -295,4 +295,17 @@ func (r *runner) interrupted(ctx context.Context) error {
 // say writes one line for the user on stderr.
 func (r *runner) say(format string, args ...any) {
 	fmt.Fprintf(r.e.stderr, "lockctl: "+format+"\n", args...)
+}
+
+// lossReason says why the lock was lost, from the cause of the command's
+// context.
+func lossReason(cause error) string {
+	var lost *lock.LostError
+	switch {
+	case !errors.As(cause, &lost):
+		return cause.Error()
+	case lost.Cause != nil:
+		return lost.Cause.Error()
+	}
+	return "a refresh found it freed or taken by another owner"
 }

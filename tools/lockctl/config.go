@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -151,17 +150,6 @@ func backendError(err error, first bool, what string) error {
 		return fail(exitConfig, "cannot reach the lock backend: %v", err)
 	}
 	return fail(exitSoftware, "%s: %v", what, err)
-}
-
-// describe is a short human description of the backend for messages.
-func (be backend) describe() string {
-	switch be.cfg.Driver {
-	case "sqlite":
-		return fmt.Sprintf("sqlite %s", be.cfg.SQLite.Path)
-	case "file":
-		return fmt.Sprintf("file %s", be.cfg.File.Dir)
-	}
-	return be.cfg.Driver
 }
 
 // discardLogger is a go-redis logger that drops everything.

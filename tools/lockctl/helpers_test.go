@@ -165,16 +165,6 @@ func (p *proc) wait(t *testing.T) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// exited reports whether lockctl has exited and been waited for.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // signal sends sig to lockctl only (not its process group).
 func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()

@@ -33,15 +33,13 @@ func lookupHolder(ctx context.Context, l *lock.ManagedLock) (h driver.Holder, he
 // recorded is shown.
 func holderText(h driver.Holder, now time.Time) string {
 	var parts []string
-	var who string
-	if h.PID != 0 {
-		who = fmt.Sprintf("pid %d", h.PID)
-	}
-	if h.Host != "" {
-		who = strings.TrimSpace(who + " on " + sanitize(h.Host))
-	}
-	if who != "" {
-		parts = append(parts, who)
+	switch {
+	case h.PID != 0 && h.Host != "":
+		parts = append(parts, fmt.Sprintf("pid %d on %s", h.PID, sanitize(h.Host)))
+	case h.PID != 0:
+		parts = append(parts, fmt.Sprintf("pid %d", h.PID))
+	case h.Host != "":
+		parts = append(parts, "a process on "+sanitize(h.Host))
 	}
 	if !h.AcquiredAt.IsZero() {
 		parts = append(parts, "since "+clock(h.AcquiredAt, now))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -297,4 +299,21 @@ while kill -0 $pid 2>/dev/null; do wait $pid; done
 			t.Errorf("the command (pid %d) outlived lockctl", pid)
 		}
 	})
+}
+
+// A signal ignored when lockctl starts (nohup, a background job of a
+// script) stays ignored for the command: lockctl must not catch it, which
+// would reset it to its default action in the command.
+func TestIgnoredSignalStaysIgnoredForTheCommand(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", `trap "" HUP; exec "$0" "$@"`,
+		lockctlBin, "run", "--key", "k", "--", "sh", "-c", `kill -HUP $$; echo survived`)
+	cmd.Env = h.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "survived\n" {
+		t.Errorf("command under nohup-like lockctl: %v, output %q; want it to survive SIGHUP", err, out)
+	}
 }

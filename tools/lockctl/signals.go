@@ -67,7 +67,14 @@ const (
 // the lock. Call stop when the run is over.
 func newSignalRouter(cancel context.CancelCauseFunc) *signalRouter {
 	r := &signalRouter{ch: make(chan os.Signal, 8), done: make(chan struct{}), cancel: cancel}
-	signal.Notify(r.ch, forwardedSignals...)
+	for _, sig := range forwardedSignals {
+		// A signal ignored when lockctl started (SIGHUP under nohup,
+		// SIGINT in a background job of a script) stays ignored, and the
+		// command inherits that: catching it would undo it for both.
+		if !signal.Ignored(sig) {
+			signal.Notify(r.ch, sig)
+		}
+	}
 	go r.loop()
 	return r
 }

@@ -27,7 +27,7 @@ type backendFlags struct {
 func (b *backendFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.driver, "driver", "", "lock `backend`: sqlite, file or redis (env LOCK_DRIVER; default sqlite)")
 	fs.StringVar(&b.sqlitePath, "sqlite-path", "", "SQLite database `file` of the sqlite driver (env LOCK_SQLITE_PATH;\ndefault $XDG_STATE_HOME/zerotal-lock/locks.db, else ~/.local/state/zerotal-lock/locks.db)")
-	fs.StringVar(&b.redisURL, "redis-url", "", "Redis server of the redis driver, redis://[user:password@]host[:port][/db]\n(env REDIS_URL)")
+	fs.StringVar(&b.redisURL, "redis-url", "", "`URL` of the Redis server of the redis driver: redis://[user:password@]host[:port][/db],\nrediss:// for TLS, unix:///path/to/socket (env REDIS_URL)")
 	fs.StringVar(&b.dir, "dir", "", "lock `directory` of the file driver, created if missing (env LOCK_FILE_DIR)")
 	fs.StringVar(&b.prefix, "prefix", "", "`prefix` of every key in the backend, to keep applications apart\n(env LOCK_PREFIX; default zerotal_lock:)")
 }

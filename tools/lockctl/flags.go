@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -47,20 +48,41 @@ func parseArgs(stdout io.Writer, fs *flag.FlagSet, help string, args []string, i
 	}
 }
 
-// flagTable lists fs's flags in the GNU style of the rest of the help
-// (--name VALUE), which flag.PrintDefaults does not use.
+// flagOrder is the order in which help lists flags: a command's own, most
+// important first, then the backend's (see backendFlags), under a heading.
+var flagOrder = []string{"key", "ttl", "wait", "retry-delay", "grace", "verbose", "json", "force",
+	"driver", "sqlite-path", "redis-url", "dir", "prefix"}
+
+// firstBackendFlag is where the backend's flags begin in flagOrder.
+const firstBackendFlag = "driver"
+
+// flagTable lists fs's flags in flagOrder, in the GNU style of the rest of
+// the help (--name VALUE), which flag.PrintDefaults does not use.
 func flagTable(fs *flag.FlagSet) string {
 	var b strings.Builder
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
+	order := slices.Clone(flagOrder)
+	fs.VisitAll(func(f *flag.Flag) { // a flag missing from flagOrder still shows, last
+		if !slices.Contains(order, f.Name) {
+			order = append(order, f.Name)
+		}
+	})
+	for _, name := range order {
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if name == firstBackendFlag {
+			b.WriteString("\nBackend flags (the same for every command):\n")
+		}
+		valueName, usage := flag.UnquoteUsage(f)
 		b.WriteString("  --" + f.Name)
-		if name != "" {
-			b.WriteString(" " + name)
+		if valueName != "" {
+			b.WriteString(" " + valueName)
 		}
 		b.WriteString("\n")
 		for line := range strings.SplitSeq(usage, "\n") {
 			b.WriteString("        " + line + "\n")
 		}
-	})
+	}
 	return b.String()
 }

@@ -12,8 +12,6 @@ Print lockctl's module version, the version of the lock SDK it was built
 with, and the Go toolchain. A binary built from a checkout says "(devel)";
 one installed with 'go install …@VERSION' says VERSION.
 
-Flags:
-{{flags}}
 Example:
   lockctl version
 `

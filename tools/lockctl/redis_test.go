@@ -13,9 +13,10 @@ import (
 )
 
 // startRedis starts a private redis-server on a free loopback port, keeping
-// nothing on disk, and returns its URL. The test never touches a shared
-// server; without redis-server it fails, saying what to install.
-func startRedis(t *testing.T) string {
+// nothing on disk, and returns its URL and a function that kills it. The
+// test never touches a shared server; without redis-server it fails, saying
+// what to install.
+func startRedis(t *testing.T) (url string, kill func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -37,16 +38,17 @@ func startRedis(t *testing.T) string {
 		}
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
+		kill := func() {
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-exited
-		})
+		}
+		t.Cleanup(kill)
 		if pingRedis(addr, exited) {
-			return "redis://" + addr
+			return "redis://" + addr, kill
 		}
 	}
 	t.Fatal("redis-server did not start on a free port in five tries")
-	return ""
+	return "", nil
 }
 
 // pingRedis waits until the server at addr answers PING, or exits.
@@ -76,8 +78,8 @@ func pingRedis(addr string, exited <-chan struct{}) bool {
 // lock is freed when its TTL passes, not before.
 func TestRedisHolderKilledFreesTheKeyAfterItsTTL(t *testing.T) {
 	h := newHarness(t)
-	env := []string{"LOCK_DRIVER=redis", "REDIS_URL=" + startRedis(t)}
-	h.env = append(h.env, env...)
+	url, _ := startRedis(t)
+	h.env = append(h.env, "LOCK_DRIVER=redis", "REDIS_URL="+url)
 	holder, id, _ := h.startHolder("deploy", "--ttl", "2s")
 	if id.token == 0 {
 		t.Error("LOCK_TOKEN is 0 on the redis driver, want a fencing token")
@@ -101,5 +103,38 @@ func TestRedisHolderKilledFreesTheKeyAfterItsTTL(t *testing.T) {
 	}
 	if token, _ := strconv.ParseUint(strings.TrimSpace(r.stdout), 10, 64); token <= id.token {
 		t.Errorf("new holder's token %s, want more than %d", r.stdout, id.token)
+	}
+}
+
+// When the backend goes away, a waiting lockctl fails with 70 (the backend
+// failed after it was reached), and a holding one loses its lock once its
+// TTL has passed without a refresh: its command is stopped and it exits 79.
+func TestRedisGoingAway(t *testing.T) {
+	h := newHarness(t)
+	url, kill := startRedis(t)
+	h.env = append(h.env, "LOCK_DRIVER=redis", "REDIS_URL="+url)
+	holder, id, _ := h.startHolder("deploy", "--ttl", "2s", "--grace", "30s")
+	waiter := h.start("run", "--key", "deploy", "--wait", "5m", "--verbose", "--", "true")
+	waiter.stderr.waitFor(t, "waiting up to")
+
+	kill()
+	killed := time.Now()
+	if code := waiter.wait(t); code != exitSoftware {
+		t.Errorf("waiter exited %d, want %d; stderr:\n%s", code, exitSoftware, waiter.stderr.text())
+	}
+	waiter.stderr.waitFor(t, "cannot take the lock")
+
+	if code := holder.wait(t); code != exitLost {
+		t.Errorf("holder exited %d, want %d; stderr:\n%s", code, exitLost, holder.stderr.text())
+	}
+	// The command (holdScript, which ends on SIGTERM) was stopped, not
+	// left to run on without the lock, and not before the lock could have
+	// ended: the last refresh was at most a third of the TTL before the kill.
+	if lost := time.Since(killed); lost < time.Second {
+		t.Errorf("holder gave up %v after Redis died, before its 2s TTL could have passed", lost)
+	}
+	holder.stderr.waitFor(t, "lost the lock")
+	if !processGone(id.pid) {
+		t.Errorf("the command (pid %d) outlived lockctl", id.pid)
 	}
 }

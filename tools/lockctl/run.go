@@ -241,7 +241,7 @@ func (r *runner) outcome(ctx context.Context, probe *lock.ManagedLock, err error
 	case r.startErr != nil:
 		return r.startErr
 	case errors.Is(err, lock.ErrLost) && r.ran:
-		return fail(exitLost, "the command ran on after the lock on %q was lost, until it exited with status %d", r.o.key, r.status)
+		return fail(exitLost, "the lock on %q was lost while the command ran; the command exited with status %d", r.o.key, r.status)
 	case errors.Is(err, lock.ErrLost):
 		return fail(exitLost, "lost the lock on %q before the command started: %v", r.o.key, err)
 	case r.ran && err != nil:

@@ -20,6 +20,7 @@ type Package interface {
 	// opened gives a *DriverError.
 	//
 	//lock:glue
+	//lock:c zl_open
 	Open(cfg Config) (Manager, error)
 
 	// New returns a Manager on a driver of your own, with the prefix
@@ -27,12 +28,14 @@ type Package interface {
 	// its Close closes d.
 	//
 	//lock:glue
+	//lock:c - a driver is a Go value: C opens drivers by name with zl_open
 	New(d driver.Driver, opts ...ManagerOption) Manager
 
 	// ConfigFromEnv returns the Config described by the environment, with
 	// every unset variable giving its field's default.
 	//
 	//lock:env Config
+	//lock:c - zl_open(NULL, &m) opens a manager from the environment
 	ConfigFromEnv() Config
 
 	// Default returns the process-wide Manager used by the package-level
@@ -40,6 +43,7 @@ type Package interface {
 	// if that fails, every call on it returns the error.
 	//
 	//lock:glue
+	//lock:c - C has no process-wide manager: open one with zl_open
 	Default() Manager
 
 	// SetDefault makes m the Manager returned by Default. SetDefault(nil)
@@ -47,30 +51,35 @@ type Package interface {
 	// previous default is not closed.
 	//
 	//lock:glue
+	//lock:c - C has no process-wide manager: open one with zl_open
 	SetDefault(m Manager)
 
 	// Try is Default().Try: it runs fn under key if the key is free, and
 	// returns a *NotAcquiredError without running fn if it is held.
 	//
 	//lock:default
+	//lock:c - C has no process-wide manager: use zl_try on a manager
 	Try(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
 	// Block is Default().Block: it waits for key to be free, up to the
 	// timeout, then runs fn under it.
 	//
 	//lock:default
+	//lock:c - C has no process-wide manager: use zl_block_run on a manager
 	Block(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
 	// Make is Default().Make: it returns a handle on key that is not
 	// acquired yet.
 	//
 	//lock:default
+	//lock:c - C has no process-wide manager: use zl_make on a manager
 	Make(key string, ttl time.Duration) ManagedLock
 
 	// FromContext returns the lock held by the Try or Block whose fn
 	// received ctx (or a context derived from it), for its Token or Key.
 	//
 	//lock:glue
+	//lock:c - a C callback receives its lock handle as an argument
 	FromContext(ctx context.Context) (ManagedLock, bool)
 
 	// CodeOf returns the code of err: CodeOK for nil, the code of the
@@ -82,6 +91,7 @@ type Package interface {
 	// in a *DriverError.
 	//
 	//lock:codeof
+	//lock:c - every C function returns its code
 	CodeOf(err error) Code
 
 	// Key builds a canonical key from structured parts: distinct sequences
@@ -89,6 +99,7 @@ type Package interface {
 	// ("invoice", "7") are three different locks.
 	//
 	//lock:glue
+	//lock:c - its parts are Go values of any type: build keys in the host language
 	Key(parts ...any) string
 }
 
@@ -103,6 +114,7 @@ type Package interface {
 // lock.
 //
 //lock:wrap core.Manager
+//lock:c zl_manager
 type Manager interface {
 	// Close stops the refreshers, cancels the context of every fn still
 	// running with cause ErrClosed (their Try or Block return an error
@@ -110,6 +122,8 @@ type Manager interface {
 	// effort: a lock whose release fails expires by its TTL) and closes the
 	// driver. Close is idempotent; afterwards every call fails with an error
 	// matching ErrClosed.
+	//
+	//lock:c zl_close frees
 	Close() error
 
 	// Try acquires key once and, if it got it, runs fn under it; if the key
@@ -130,6 +144,7 @@ type Manager interface {
 	// run under the lock.
 	//
 	//lock:run ModeTry
+	//lock:c zl_try
 	Try(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
 	// Block waits for key to be free, up to WithTimeout (default: the TTL),
@@ -140,6 +155,7 @@ type Manager interface {
 	// fallback.
 	//
 	//lock:run ModeBlock
+	//lock:c zl_block_run
 	Block(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
 	// Make returns a handle on key with the given TTL, for flows that need
@@ -147,6 +163,7 @@ type Manager interface {
 	// key or TTL is reported by the handle's methods.
 	//
 	//lock:core NewLock
+	//lock:c zl_make
 	Make(key string, ttl time.Duration) ManagedLock
 }
 
@@ -156,45 +173,62 @@ type Manager interface {
 // serialised per handle, and the accessors never wait for the driver.
 //
 //lock:wrap core.Lock
+//lock:c zl_lock
 type ManagedLock interface {
 	// Acquire tries once to take the lock and reports whether it did: false
 	// with a nil error means the key is held by another owner. If this handle
 	// already holds the lock, Acquire resets its TTL (same owner token).
+	//
+	//lock:c zl_acquire out=acquired
 	Acquire(ctx context.Context) (bool, error)
 
 	// Block waits for the lock, up to WithTimeout (default: the TTL). It
 	// returns a *NotAcquiredError when the timeout passes first and ctx's
 	// error when ctx ends first. Only the timeout and retry delay options
 	// apply: a handle is refreshed by calling Refresh.
+	//
+	//lock:c zl_block options=Timeout,RetryDelay
 	Block(ctx context.Context, opts ...Option) error
 
 	// Release frees the lock if this handle still holds it. It is a no-op
 	// when the lock is not held, and it never frees another owner's lock,
 	// even when this handle's lock has expired and someone else took the
 	// key.
+	//
+	//lock:c zl_release
 	Release(ctx context.Context) error
 
 	// ForceRelease frees the key whoever holds it. It is meant for
 	// administration and recovery, not for normal flows.
+	//
+	//lock:c zl_force_release
 	ForceRelease(ctx context.Context) error
 
 	// Refresh extends the lock by its TTL if this handle still holds it, and
 	// reports whether it did. False means the lock is gone: IsAcquired is
 	// false from then on.
+	//
+	//lock:c zl_refresh out=still_held
 	Refresh(ctx context.Context) (bool, error)
 
 	// Key returns the caller's key, without the manager's prefix.
+	//
+	//lock:c zl_key
 	Key() string
 
 	// Owner returns the owner token of the current or most recent
 	// acquisition: 32 lowercase hex digits (128 random bits), or "" before
 	// the first one.
+	//
+	//lock:c zl_owner
 	Owner() string
 
 	// IsAcquired reports whether this handle holds the lock as far as the
 	// client can tell: it was acquired, not released or found lost, and its
 	// client-side expiry has not passed. Only the driver knows for sure;
 	// Refresh asks it.
+	//
+	//lock:c zl_is_acquired out=acquired
 	IsAcquired() bool
 
 	// ExpiresAt returns the client-side estimate of when the current
@@ -202,17 +236,23 @@ type ManagedLock interface {
 	// was sent, plus the TTL. Use it to decide when to refresh, not whether
 	// the lock is still held. It is the zero time before the first
 	// acquisition.
+	//
+	//lock:c zl_expires_at out=unix_ms
 	ExpiresAt() time.Time
 
 	// Token returns the fencing token of the current acquisition: a number
 	// that only increases, per key, over every acquisition. Pass it to the
 	// resource you protect, which rejects writes with a token lower than the
 	// highest it has seen. It is 0 when the driver mints no tokens.
+	//
+	//lock:c zl_token out=token
 	Token() uint64
 
 	// Holder describes who holds the key now (owner, fencing token, times,
 	// process and host, as far as the driver records them), and reports
 	// false when the key is free. Drivers that cannot describe holders give
 	// an error matching errors.ErrUnsupported.
+	//
+	//lock:c - driver.Holder has no C form yet
 	Holder(ctx context.Context) (driver.Holder, bool, error)
 }

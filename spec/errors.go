@@ -16,48 +16,50 @@ type Code int
 //   - error: the typed error carrying the details;
 //   - is: an error outside this package that has this code (context's errors);
 //   - rank: the precedence in CodeOf when one error tree holds several coded
-//     errors: the lowest rank wins, and among equals the outermost error.
+//     errors: the lowest rank wins, and among equals the outermost error;
+//   - text: a short description for other languages (the C ABI's zl_strerror,
+//     the Python client's exceptions).
 //
 // An error that carries no code of this table came from outside the library:
 // in practice from the caller's own function, since every backend failure is
 // wrapped in a *DriverError. CodeOf gives it the code marked fallback.
 type Codes struct {
 	// OK means success: the error is nil.
-	OK Code `code:"0" http:"200"`
+	OK Code `code:"0" http:"200" text:"success"`
 
 	// NotAcquired means the key is held by another owner: Try and Acquire
 	// found it held, or Block's wait ran out.
-	NotAcquired Code `code:"1" http:"409" sentinel:"ErrNotAcquired" message:"lock: not acquired" error:"NotAcquiredError" rank:"1"`
+	NotAcquired Code `code:"1" http:"409" sentinel:"ErrNotAcquired" message:"lock: not acquired" error:"NotAcquiredError" rank:"1" text:"not acquired: the key is held by another owner"`
 
 	// Lost means the lock stopped being held by its owner while the work ran
 	// (a refresh found it gone, refreshes failed until the TTL passed, or fn
 	// outlived the TTL), so the work was not provably exclusive.
-	Lost Code `code:"2" http:"409" sentinel:"ErrLost" message:"lock: lost" error:"LostError" rank:"1"`
+	Lost Code `code:"2" http:"409" sentinel:"ErrLost" message:"lock: lost" error:"LostError" rank:"1" text:"lock lost: the work was not provably exclusive"`
 
 	// InvalidArgument means bad input, rejected before any backend call.
-	InvalidArgument Code `code:"3" http:"400" sentinel:"ErrInvalidArgument" message:"lock: invalid argument" error:"InvalidArgumentError" rank:"1"`
+	InvalidArgument Code `code:"3" http:"400" sentinel:"ErrInvalidArgument" message:"lock: invalid argument" error:"InvalidArgumentError" rank:"1" text:"invalid argument"`
 
 	// Closed means the manager (or its driver) is closed.
-	Closed Code `code:"4" http:"503" sentinel:"ErrClosed" message:"lock: closed" rank:"1"`
+	Closed Code `code:"4" http:"503" sentinel:"ErrClosed" message:"lock: closed" rank:"1" text:"the manager is closed"`
 
 	// InvalidHandle means an unknown, freed or wrong-kind handle was passed to
 	// the C ABI.
-	InvalidHandle Code `code:"5" http:"400"`
+	InvalidHandle Code `code:"5" http:"400" text:"invalid handle: unknown, freed or of the wrong kind"`
 
 	// Driver means the backend failed.
-	Driver Code `code:"6" http:"503" error:"DriverError" rank:"3"`
+	Driver Code `code:"6" http:"503" error:"DriverError" rank:"3" text:"the backend failed"`
 
 	// Canceled means the caller's context was cancelled.
-	Canceled Code `code:"7" http:"499" is:"context.Canceled" rank:"2"`
+	Canceled Code `code:"7" http:"499" is:"context.Canceled" rank:"2" text:"canceled"`
 
 	// DeadlineExceeded means the caller's context deadline passed.
-	DeadlineExceeded Code `code:"8" http:"504" is:"context.DeadlineExceeded" rank:"2"`
+	DeadlineExceeded Code `code:"8" http:"504" is:"context.DeadlineExceeded" rank:"2" text:"deadline exceeded"`
 
 	// Callback means the function run under the lock returned an error.
-	Callback Code `code:"9" http:"500" fallback:"true"`
+	Callback Code `code:"9" http:"500" fallback:"true" text:"the callback returned an error"`
 
 	// Internal means a bug: a panic inside the library was contained.
-	Internal Code `code:"10" http:"500"`
+	Internal Code `code:"10" http:"500" text:"internal error (a bug): a panic was contained"`
 }
 
 // NotAcquiredError reports contention: the key was held by another owner

@@ -196,10 +196,21 @@ func (b *builder) buildSurface(d typeDecl, it *ast.InterfaceType) {
 	s := Surface{Named: n}
 	wrap, isWrap := ds.take("wrap")
 	_, isPkg := ds.take("package")
+	abiArgs, isABI := ds.take("abi")
+	s.CHandle, _ = ds.take("c")
 	b.done(pkg, d.spec.Pos(), ds)
+	roles := 0
+	for _, has := range []bool{isWrap, isPkg, isABI} {
+		if has {
+			roles++
+		}
+	}
 	switch {
-	case isWrap == isPkg:
-		b.errorf(pkg, d.spec.Pos(), "%s: an API interface needs exactly one of //lock:wrap core.T or //lock:package", n.Name)
+	case roles != 1:
+		b.errorf(pkg, d.spec.Pos(), "%s: an API interface needs exactly one of //lock:wrap core.T, //lock:package or //lock:abi", n.Name)
+		return
+	case isABI:
+		b.buildABI(d, it, n, abiArgs)
 		return
 	case isWrap:
 		t, ok := strings.CutPrefix(wrap, "core.")
@@ -219,6 +230,7 @@ func (b *builder) buildSurface(d typeDecl, it *ast.InterfaceType) {
 		if !ok {
 			continue
 		}
+		m.C = b.cBinding(mds, f.Pos(), m)
 		b.methodKind(&m, mds, isPkg, f.Pos())
 		s.Methods = append(s.Methods, m)
 	}

@@ -68,6 +68,19 @@ func TestBuildFixture(t *testing.T) {
 	if in, ok := m.InputError(); !ok || in.Name != "InvalidError" {
 		t.Errorf("InputError() = %v, %v", in.Name, ok)
 	}
+	if m.ABI == nil || m.ABI.Library != "fixture_lib" || m.ABI.Prefix != "fx" || m.ABI.Version != 3 || len(m.ABI.Methods) != 4 {
+		t.Fatalf("fixture ABI: %+v", m.ABI)
+	}
+	wait := m.Surfaces[1].Methods[1]
+	if wait.C.Name != "fx_wait" || strings.Join(wait.C.Flatten, ",") != "Patience,Eager" {
+		t.Errorf("Handle.Wait's C binding: %+v", wait.C)
+	}
+	if drop := m.ABI.Methods[3]; !drop.C.Frees || drop.Kind != Glue {
+		t.Errorf("ABI.Drop: %+v", drop)
+	}
+	if m.Surfaces[0].CHandle != "fx_service" {
+		t.Errorf("Service's handle type: %q", m.Surfaces[0].CHandle)
+	}
 }
 
 // Every mistake in a spec is an error that says what and where: the
@@ -98,6 +111,18 @@ func TestBuildRejectsBrokenSpecs(t *testing.T) {
 		{"config field without json", map[string][2]string{"settings.go": {` json:"mode"`, ""}}, "needs a json name"},
 		{"default outside oneof", map[string][2]string{"settings.go": {`default:"a" env:"FIX_BACKEND"`, `default:"c" env:"FIX_BACKEND"`}}, `default "c" is not one of`},
 		{"input error without Reason", map[string][2]string{"errors.go": {"Reason string // why", "Why string // why"}}, "needs string fields Field and Reason"},
+		{"method without a C decision", map[string][2]string{"api.go": {"\t//\n\t//lock:c fx_name\n", ""}}, "Handle.Name: with a //lock:abi interface, every method needs //lock:c NAME or //lock:c - WHY"},
+		{"C binding without a reason to skip", map[string][2]string{"api.go": {"//lock:c - driver.Info has no C form", "//lock:c -"}}, "say why"},
+		{"unknown C word", map[string][2]string{"api.go": {"//lock:c fx_take out=taken", "//lock:c fx_take outt=taken"}}, `unknown or malformed word "outt=taken"`},
+		{"C name without the prefix", map[string][2]string{"api.go": {"//lock:c fx_get\n", "//lock:c get_handle\n"}}, `C name "get_handle" must start with fx_`},
+		{"C name used twice", map[string][2]string{"api.go": {"//lock:c fx_since out=unix_ms", "//lock:c fx_name out=unix_ms"}}, "C name fx_name is already used"},
+		{"static on a non-string", map[string][2]string{"cabi.go": {"//lock:c fx_count", "//lock:c fx_count static"}}, "static and thread describe a returned string"},
+		{"flattened option that does not exist", map[string][2]string{"api.go": {"options=Patience,Eager", "options=Patience,Eagre"}}, "Tuning has no field Eagre"},
+		{"two values for C", map[string][2]string{"api.go": {"//lock:c - driver.Info has no C form", "//lock:c fx_info"}}, "returns at most one value besides its code"},
+		{"surface without a handle type", map[string][2]string{"api.go": {"//lock:c fx_handle\n", ""}}, "Handle: with a //lock:abi interface, every wrapped surface needs //lock:c HANDLE_TYPE"},
+		{"malformed abi directive", map[string][2]string{"cabi.go": {"//lock:abi fixture_lib fx 3", "//lock:abi fixture_lib"}}, "//lock:abi wants LIBRARY PREFIX VERSION"},
+		{"abi function without a C name", map[string][2]string{"cabi.go": {"//lock:c fx_detail thread", "//lock:c - no"}}, "every function of the //lock:abi interface needs //lock:c NAME"},
+		{"C binding without an ABI", map[string][2]string{"cabi.go": {"package spec", "//go:build ignore\n\npackage spec"}}, "Service.Close: //lock:c without a //lock:abi interface"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,7 +33,7 @@ func (b *builder) buildCodes(d typeDecl) {
 		if c.Rank, err = t.takeInt("rank"); err != nil {
 			b.errorf(pkg, pos, "%s.%s: %v", codesName, f.Name, err)
 		}
-		c.Sentinel, c.Message, c.Error = t.take("sentinel"), t.take("message"), t.take("error")
+		c.Sentinel, c.Message, c.Error, c.Text = t.take("sentinel"), t.take("message"), t.take("error"), t.take("text")
 		if is := t.take("is"); is != "" {
 			path, name, ok := strings.Cut(is, ".")
 			if !ok || path == "" || name == "" {

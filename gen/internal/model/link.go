@@ -55,7 +55,15 @@ func (b *builder) link() {
 			}
 		}
 	}
+	if b.m.ABI != nil {
+		for _, m := range b.m.ABI.Methods {
+			for _, p := range append(append([]Param(nil), m.Params...), m.Results...) {
+				check(b.m.ABI.Name+"."+m.Name, p.Type)
+			}
+		}
+	}
 	b.linkPackage()
+	b.linkABI()
 }
 
 // checkType fails on a Declared type the spec does not declare with a role.

@@ -20,6 +20,7 @@ type Model struct {
 	Surfaces []Surface   // wrapped API types (Manager, ManagedLock), in spec order
 	Package  Surface     // the package-level functions
 	Contract []Decl      // the driver contract, in spec order
+	ABI      *ABI        // the C ABI's own functions, or nil when the spec declares no C ABI
 
 	CodeType Named // the Code type's name and doc
 }
@@ -63,6 +64,7 @@ type Code struct {
 	Is       *Ref   // an error outside the library that has this code, or nil
 	Rank     int    // precedence when an error tree holds several codes: lower wins; 0 means never matched
 	Fallback bool   // the code of an error with no code of the table
+	Text     string // a short description for other languages (zl_strerror), or ""
 }
 
 // Ref names a declaration of another package, such as context.Canceled.
@@ -166,6 +168,7 @@ type Surface struct {
 	Named
 	Wrap    string   // the core type the surface wraps ("Manager"); "" for the package
 	Methods []Method // in spec order
+	CHandle string   // the C ABI's handle type for values of the surface ("zl_manager"), or ""
 }
 
 // MethodKind says how an emitter implements a method.
@@ -191,6 +194,7 @@ type Method struct {
 	CoreName string // Delegate: the core method's name
 	RunMode  string // Run: the core mode constant ("ModeTry")
 	Config   string // FromEnv: the config struct
+	C        CBinding
 }
 
 // Param is a parameter or result.

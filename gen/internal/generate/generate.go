@@ -14,7 +14,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zerotal/lock/gen/internal/cabi"
+	"github.com/zerotal/lock/gen/internal/emitc"
+	"github.com/zerotal/lock/gen/internal/emitcgo"
 	"github.com/zerotal/lock/gen/internal/emitgo"
+	"github.com/zerotal/lock/gen/internal/emitpy"
 	"github.com/zerotal/lock/gen/internal/load"
 	"github.com/zerotal/lock/gen/internal/model"
 )
@@ -36,8 +40,22 @@ func (fs Files) Paths() []string {
 	return ps
 }
 
-// FromSpec loads the spec in specDir and emits every file for layout l.
-func FromSpec(specDir string, l emitgo.Layout) (Files, error) {
+// Layout says where the generated files go.
+type Layout struct {
+	Go      emitgo.Layout
+	CShared string // the C ABI's directory: its cgo exports and public header
+	Python  string // the Python client's directory, holding one package
+}
+
+// DefaultLayout is the repository's layout.
+func DefaultLayout() Layout {
+	return Layout{Go: emitgo.DefaultLayout(), CShared: "sdk/cshared", Python: "sdk/python"}
+}
+
+// FromSpec loads the spec in specDir and emits every file for layout l:
+// the Go API, and the C ABI (header, cgo exports, Python module) when the
+// spec declares one.
+func FromSpec(specDir string, l Layout) (Files, error) {
 	s, err := load.Dir(specDir)
 	if err != nil {
 		return nil, err
@@ -46,16 +64,29 @@ func FromSpec(specDir string, l emitgo.Layout) (Files, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec %s:\n%w", specDir, err)
 	}
-	files, err := emitgo.Emit(m, l)
+	files, err := emitgo.Emit(m, l.Go)
 	if err != nil {
 		return nil, err
 	}
+	a, err := cabi.Lower(m)
+	if err != nil || a == nil {
+		return Files(files), err
+	}
+	exports, err := emitcgo.Emit(a, m, emitcgo.Target{Dir: l.CShared, SDK: l.Go.SDK.Path, SDKPkg: l.Go.SDK.Name})
+	if err != nil {
+		return nil, err
+	}
+	for p, b := range exports {
+		files[p] = b
+	}
+	files[path.Join(l.CShared, emitc.FileName(a))] = emitc.Emit(a)
+	files[emitpy.Path(l.Python, a)] = emitpy.Emit(a)
 	return Files(files), nil
 }
 
 // Repo generates the files of the repository rooted at root.
 func Repo(root string) (Files, error) {
-	return FromSpec(filepath.Join(root, SpecDir), emitgo.DefaultLayout())
+	return FromSpec(filepath.Join(root, SpecDir), DefaultLayout())
 }
 
 // Change is a difference between the generated files and the tree.
@@ -100,6 +131,14 @@ func Diff(root string, files Files) ([]Change, error) {
 	return changes, nil
 }
 
+// staleHeaders are the first lines of generated files, by file-name suffix:
+// a file so named and so headed in a directory the generator writes into is
+// generated, and stale when the generator no longer emits it.
+var staleHeaders = map[string]string{
+	"_gen.go": "// " + emitgo.Header + "\n",
+	"_gen.py": emitpy.Header + "\n",
+}
+
 // staleFiles lists generated files in dirs that the generator no longer
 // emits.
 func staleFiles(root string, dirs map[string]bool, files Files) ([]string, error) {
@@ -111,14 +150,20 @@ func staleFiles(root string, dirs map[string]bool, files Files) ([]string, error
 		}
 		for _, ent := range entries {
 			p := path.Join(dir, ent.Name())
-			if ent.IsDir() || !strings.HasSuffix(p, "_gen.go") || files[p] != nil {
+			header := ""
+			for suffix, h := range staleHeaders {
+				if strings.HasSuffix(p, suffix) {
+					header = h
+				}
+			}
+			if ent.IsDir() || header == "" || files[p] != nil {
 				continue
 			}
 			b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 			if err != nil {
 				return nil, err
 			}
-			if bytes.HasPrefix(b, []byte("// "+emitgo.Header+"\n")) {
+			if bytes.HasPrefix(b, []byte(header)) {
 				stale = append(stale, p)
 			}
 		}

@@ -7,12 +7,15 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/zerotal/lock/gen/internal/emitc"
 	"github.com/zerotal/lock/gen/internal/emitgo"
+	"github.com/zerotal/lock/gen/internal/emitpy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/fixture from the generator's output")
@@ -27,7 +30,7 @@ const (
 // testdata/fixture/golden/<path>.golden. Run with -update to accept a
 // change, then read the diff.
 func TestGolden(t *testing.T) {
-	files, err := FromSpec(fixtureSpec, emitgo.DefaultLayout())
+	files, err := FromSpec(fixtureSpec, DefaultLayout())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,22 +81,30 @@ func goldenPaths(t *testing.T) []string {
 	return ps
 }
 
-// Every generated file is Go that parses, carries the generated-code
-// header where go/ast looks for it, has no package doc (the hand-written
-// doc.go files own those), and comes out the same from a second run.
+// Every generated file comes out the same from a second run and starts
+// with its language's generated-code header; every Go file parses, carries
+// the header where go/ast looks for it and has no package doc (the
+// hand-written doc.go files own those).
 func TestOutputIsStableGeneratedGo(t *testing.T) {
+	headers := map[string]string{".h": emitc.Header + "\n", ".py": emitpy.Header + "\n"}
 	for _, spec := range []string{fixtureSpec, filepath.Join(repoRoot, SpecDir)} {
-		first, err := FromSpec(spec, emitgo.DefaultLayout())
+		first, err := FromSpec(spec, DefaultLayout())
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := FromSpec(spec, emitgo.DefaultLayout())
+		second, err := FromSpec(spec, DefaultLayout())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range first.Paths() {
 			if !bytes.Equal(first[p], second[p]) {
 				t.Errorf("%s: %s differs between two runs", spec, p)
+			}
+			if h, ok := headers[path.Ext(p)]; ok {
+				if !bytes.HasPrefix(first[p], []byte(h)) {
+					t.Errorf("%s: %s does not start with %q", spec, p, h)
+				}
+				continue
 			}
 			f, err := parser.ParseFile(token.NewFileSet(), p, first[p], parser.ParseComments)
 			if err != nil {

@@ -25,12 +25,12 @@ const patience = 60 * time.Second
 // of the caller's LOCK_* or REDIS_URL variables, so tests never touch the
 // real home directory or each other's locks.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	env []string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	var env []string
@@ -132,7 +132,7 @@ func (h *harness) startWith(o startOptions, args ...string) *proc {
 
 // pipeLines connects *w to a pipe whose lines are collected, and returns
 // them and the write end to close in the parent once the child started.
-func pipeLines(t *testing.T, w *io.Writer, readers *sync.WaitGroup, parentEnds []*os.File) (*lines, []*os.File) {
+func pipeLines(t testing.TB, w *io.Writer, readers *sync.WaitGroup, parentEnds []*os.File) (*lines, []*os.File) {
 	t.Helper()
 	r, pw, err := os.Pipe()
 	if err != nil {
@@ -151,7 +151,7 @@ func pipeLines(t *testing.T, w *io.Writer, readers *sync.WaitGroup, parentEnds [
 
 // wait waits for lockctl to exit and returns its exit status (-1 when a
 // signal killed it).
-func (p *proc) wait(t *testing.T) int {
+func (p *proc) wait(t testing.TB) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -250,7 +250,7 @@ func (l *lines) readFrom(r io.Reader) {
 }
 
 // waitFor waits for a line containing substr and returns it.
-func (l *lines) waitFor(t *testing.T, substr string) string {
+func (l *lines) waitFor(t testing.TB, substr string) string {
 	t.Helper()
 	deadline := time.After(patience)
 	for {

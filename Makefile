@@ -43,9 +43,16 @@ bench:
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); \
 	done
 
-## demo: the project's main job — contending workers taking turns on one key.
-demo:
-	$(GO) run ./sdk/go/internal/demo
+## demo: the main job — two commands contend for one lock; the second waits for the first.
+demo: $(BIN)/lockctl
+	@$(BIN)/lockctl run --key demo -- sh -c 'echo "first: holding the lock for 3s"; sleep 3' & \
+	sleep 0.5; $(BIN)/lockctl run --key demo --wait 1m --verbose -- echo "second: my turn"; wait
+
+$(BIN)/lockctl: FORCE
+	$(GO) build -o $@ ./tools/lockctl
+
+.PHONY: FORCE
+FORCE:
 
 ## tidy: go mod tidy in every module.
 tidy:

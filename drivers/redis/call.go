@@ -1,27 +1,82 @@
 package redis
 
+import "sync"
+
 // scriptCall is the command of one script call together with the values it
-// points to, in one allocation. go-redis writes *string and *int64 arguments
-// as it writes strings and integers, and a pointer goes into an interface
-// without being copied to the heap, so a call allocates this struct and its
-// keys' bytes rather than one box per argument.
+// points to, in one allocation. go-redis writes *string and *int64
+// arguments as it writes strings and integers, and encoding.BinaryMarshaler
+// ones (keyArg) by the bytes they return; a pointer goes into an interface
+// without being copied to the heap, so a call needs no box per argument.
+// The calls of Acquire, Release and the other one-shot operations come from
+// callPool, so that they allocate nothing of their own.
 type scriptCall struct {
 	cmd   [12]any
-	keys  lockKeys
+	buf   []byte    // the keys' bytes
+	keys  [4]keyArg // lock, fence, queue, waiters: slices of buf
 	owner string
 	ttl   int64
 }
 
-// newCall returns a call on key's Redis keys for owner.
-func newCall(key, owner string) *scriptCall {
-	return &scriptCall{keys: redisKeys(key), owner: owner}
+// keyArg is a Redis key as bytes that go-redis writes without copying them
+// into a string.
+type keyArg []byte
+
+// MarshalBinary returns the key's bytes as they are.
+func (k *keyArg) MarshalBinary() ([]byte, error) { return *k, nil }
+
+// callPool recycles scriptCalls, whose key buffer then needs no allocation
+// either.
+var callPool = sync.Pool{New: func() any { return new(scriptCall) }}
+
+// maxPooledKeyBytes bounds the key buffer a pooled call keeps, so that one
+// call on a huge key does not pin its buffer in the pool.
+const maxPooledKeyBytes = 4 << 10
+
+// getCall returns a pooled call on key's Redis keys for owner. Give it back
+// with put once the reply has been read: go-redis keeps no reference to a
+// command's arguments after the call returns.
+func getCall(key, owner string) *scriptCall {
+	c := callPool.Get().(*scriptCall)
+	c.set(key, owner)
+	return c
 }
+
+// newCall returns a call that is not pooled, for a wait, whose call lives as
+// long as the wait and may be handed to a background leave.
+func newCall(key, owner string) *scriptCall {
+	c := new(scriptCall)
+	c.set(key, owner)
+	return c
+}
+
+// set points c at key's Redis keys and owner.
+func (c *scriptCall) set(key, owner string) {
+	var at keyOffsets
+	c.buf, at = appendRedisKeys(c.buf, key)
+	b := c.buf
+	c.keys = [4]keyArg{b[:at.lockEnd:at.lockEnd], b[:at.queue:at.queue], b[at.queue:at.waiters:at.waiters], b[at.waiters:]}
+	c.owner = owner
+}
+
+// put returns a call from getCall to the pool.
+func (c *scriptCall) put() {
+	c.cmd = [12]any{}
+	c.keys = [4]keyArg{}
+	c.owner = ""
+	if cap(c.buf) > maxPooledKeyBytes {
+		c.buf = nil
+	}
+	callPool.Put(c)
+}
+
+// lockKey returns the lock's Redis key as a string.
+func (c *scriptCall) lockKey() string { return string(c.keys[0]) }
 
 // withLock returns the start of a command on the lock key alone: the slots
 // for the command name and script, numkeys and the key. Append the
 // arguments to it; they fit in the array, so appending does not allocate.
 func (c *scriptCall) withLock() []any {
-	c.cmd[2], c.cmd[3] = 1, &c.keys.lock
+	c.cmd[2], c.cmd[3] = 1, &c.keys[0]
 	return c.cmd[:4]
 }
 
@@ -29,6 +84,6 @@ func (c *scriptCall) withLock() []any {
 // the four keys in the order the scripts take them.
 func (c *scriptCall) withAllKeys() []any {
 	c.cmd[2] = 4
-	c.cmd[3], c.cmd[4], c.cmd[5], c.cmd[6] = &c.keys.lock, &c.keys.fence, &c.keys.queue, &c.keys.waiters
+	c.cmd[3], c.cmd[4], c.cmd[5], c.cmd[6] = &c.keys[0], &c.keys[1], &c.keys[2], &c.keys[3]
 	return c.cmd[:7]
 }

@@ -164,10 +164,11 @@ func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 	if err := d.usableFor(ctx, owner); err != nil {
 		return 0, err
 	}
-	c := newCall(key, owner)
+	c := getCall(key, owner)
 	c.ttl = ttlMillis(ttl)
 	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.retentionArg, d.numsubArg)
 	token, err := acquireScript.run(ctx, d.client, cmd).Int64()
+	c.put()
 	if err != nil {
 		return 0, d.fail(ctx, "acquire", err)
 	}
@@ -183,9 +184,10 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
-	c := newCall(key, owner)
+	c := getCall(key, owner)
 	cmd := append(c.withAllKeys(), &c.owner, d.numsubArg, d.retentionArg)
 	n, err := releaseScript.run(ctx, d.client, cmd).Int64()
+	c.put()
 	if err != nil {
 		return false, d.fail(ctx, "release", err)
 	}
@@ -198,9 +200,10 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 	if err := d.usableFor(ctx, owner); err != nil {
 		return false, err
 	}
-	c := newCall(key, owner)
+	c := getCall(key, owner)
 	c.ttl = ttlMillis(ttl)
 	n, err := extendScript.run(ctx, d.client, append(c.withLock(), &c.owner, &c.ttl)).Int64()
+	c.put()
 	if err != nil {
 		return false, d.fail(ctx, "extend", err)
 	}
@@ -213,8 +216,10 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 	if err := d.usable(ctx); err != nil {
 		return err
 	}
-	c := newCall(key, "")
-	if err := forceReleaseScript.run(ctx, d.client, append(c.withAllKeys(), d.numsubArg, d.retentionArg)).Err(); err != nil {
+	c := getCall(key, "")
+	err := forceReleaseScript.run(ctx, d.client, append(c.withAllKeys(), d.numsubArg, d.retentionArg)).Err()
+	c.put()
+	if err != nil {
 		return d.fail(ctx, "force release", err)
 	}
 	return nil
@@ -226,7 +231,9 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	if err := d.usable(ctx); err != nil {
 		return false, err
 	}
-	n, err := d.client.Exists(ctx, redisKeys(key).lock).Result()
+	c := getCall(key, "")
+	n, err := d.client.Do(ctx, append(c.cmd[:0], "exists", &c.keys[0])...).Int64()
+	c.put()
 	if err != nil {
 		return false, d.fail(ctx, "exists", err)
 	}
@@ -239,8 +246,9 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 	if err := d.usable(ctx); err != nil {
 		return driver.Holder{}, false, err
 	}
-	c := newCall(key, "")
+	c := getCall(key, "")
 	reply, err := inspectScript.run(ctx, d.client, c.withLock()).Slice()
+	c.put()
 	if errors.Is(err, goredis.Nil) {
 		return driver.Holder{}, false, nil
 	}

@@ -2,9 +2,12 @@ package redis
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -99,15 +102,54 @@ func (g *grantListener) start() <-chan struct{} {
 	return g.ready
 }
 
+// listening reports whether the server has confirmed this Driver's
+// subscription, so that a waiter can queue under its channel at once.
+func (g *grantListener) listening() bool {
+	g.mu.Lock()
+	ready := g.ready
+	g.mu.Unlock()
+	return ready != nil && isClosed(ready)
+}
+
+// healthCheck is how long the listener waits for a message before it pings
+// the server, so that a connection that died silently is noticed (a ping
+// that cannot be written makes go-redis reconnect), as go-redis's own
+// PubSub.Channel does.
+const healthCheck = 30 * time.Second
+
 // listen subscribes to the channel and delivers each message until the
-// PubSub is closed.
+// PubSub is closed. It reads the connection itself, rather than through
+// PubSub.Channel, whose forwarding goroutine would add a hop to every
+// hand-off.
 func (g *grantListener) listen(ctx context.Context, ps *goredis.PubSub, ready chan struct{}) {
 	defer close(g.done)
 	// A failure here is not final: the PubSub records the channel and
-	// subscribes again each time its receiver reconnects.
+	// subscribes again each time it reconnects.
 	_ = ps.Subscribe(ctx, g.channel)
 	confirmed := false
-	for msg := range ps.ChannelWithSubscriptions() {
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, healthCheck)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, goredis.ErrClosed) {
+				return
+			}
+			if isTimeout(err) {
+				pctx, cancel := context.WithTimeout(ctx, time.Second)
+				_ = ps.Ping(pctx)
+				cancel()
+				continue
+			}
+			// go-redis reconnects on the next receive; do not spin
+			// while the server is away.
+			pause := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return
+			case <-pause.C:
+			}
+			continue
+		}
 		switch msg := msg.(type) {
 		case *goredis.Subscription:
 			if msg.Kind != "subscribe" {
@@ -123,6 +165,12 @@ func (g *grantListener) listen(ctx context.Context, ps *goredis.PubSub, ready ch
 			g.deliver(msg.Payload)
 		}
 	}
+}
+
+// isTimeout reports whether err is a read that timed out.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // deliver hands a grant notice to its waiter, without blocking. A notice for

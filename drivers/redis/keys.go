@@ -1,5 +1,7 @@
 package redis
 
+import "slices"
+
 // The suffixes of a lock's other Redis keys: each is the lock key followed by
 // one of these, so all start with the same hash tag.
 const (
@@ -37,6 +39,24 @@ type lockKeys struct {
 // All four keys come from one allocation, "{k}:fence{k}:q{k}:w": the lock key
 // is a prefix of the fence key, and the other two follow it.
 func redisKeys(key string) lockKeys {
+	buf, at := appendRedisKeys(nil, key)
+	all := string(buf)
+	return lockKeys{
+		lock:    all[:at.lockEnd],
+		fence:   all[:at.queue],
+		queue:   all[at.queue:at.waiters],
+		waiters: all[at.waiters:],
+	}
+}
+
+// keyOffsets say where the keys are in the bytes appendRedisKeys appends:
+// the lock key is [0:lockEnd], the fence key [0:queue], the queue key
+// [queue:waiters] and the waiters key [waiters:].
+type keyOffsets struct{ lockEnd, queue, waiters int }
+
+// appendRedisKeys appends key's Redis keys to dst[:0] as "{k}:fence{k}:q{k}:w"
+// and says where each is.
+func appendRedisKeys(dst []byte, key string) ([]byte, keyOffsets) {
 	escaped := 0
 	for i := 0; i < len(key); i++ {
 		switch key[i] {
@@ -48,22 +68,15 @@ func redisKeys(key string) lockKeys {
 	if key == "" {
 		n = 3
 	}
-	buf := make([]byte, 0, 3*n+len(fenceSuffix)+len(queueSuffix)+len(waitersSuffix))
-	buf = appendLockKey(buf, key, escaped)
-	buf = append(buf, fenceSuffix...)
-	buf = appendLockKey(buf, key, escaped)
-	buf = append(buf, queueSuffix...)
-	buf = appendLockKey(buf, key, escaped)
-	buf = append(buf, waitersSuffix...)
-	all := string(buf)
+	b := slices.Grow(dst[:0], 3*n+len(fenceSuffix)+len(queueSuffix)+len(waitersSuffix))
+	b = appendLockKey(b, key, escaped)
+	b = append(b, fenceSuffix...)
+	b = appendLockKey(b, key, escaped)
+	b = append(b, queueSuffix...)
+	b = appendLockKey(b, key, escaped)
+	b = append(b, waitersSuffix...)
 	queueAt := n + len(fenceSuffix)
-	waitersAt := queueAt + n + len(queueSuffix)
-	return lockKeys{
-		lock:    all[:n],
-		fence:   all[:queueAt],
-		queue:   all[queueAt:waitersAt],
-		waiters: all[waitersAt:],
-	}
+	return b, keyOffsets{lockEnd: n, queue: queueAt, waiters: queueAt + n + len(queueSuffix)}
 }
 
 // appendLockKey appends key's lock key to b; escaped is the number of bytes

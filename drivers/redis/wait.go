@@ -35,15 +35,19 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 	}
 	c := newCall(key, owner)
 	c.ttl = ttlMillis(ttl)
-	slot := d.grants.register(c.keys.lock, owner)
+	slot := d.grants.register(c.lockKey(), owner)
 	defer d.grants.unregister(slot)
 
-	channel := d.noChannelArg
-	// ready is closed once notices can reach this Driver; nil before the
-	// first queued attempt, once the waiter listens, and for a Driver that
-	// gets no notices.
+	// A waiter queues under its Driver's channel once the server has
+	// confirmed the subscription, which the first waiter to queue starts.
+	// ready is closed at that confirmation; nil before the first queued
+	// attempt, once the waiter listens, and for a Driver that gets no
+	// notices.
+	channel, started := d.noChannelArg, false
+	if d.grants.listening() {
+		channel, started = d.grants.arg, true
+	}
 	var ready <-chan struct{}
-	started := false
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -149,9 +153,7 @@ func (d *Driver) leave(c *scriptCall) {
 func (d *Driver) leaveOnce(c *scriptCall) error {
 	ctx, cancel := context.WithTimeout(d.leavesCtx, leaveTimeout)
 	defer cancel()
-	var call scriptCall // a fresh command array: c's may still be referenced by a call that failed
-	call.keys, call.owner = c.keys, c.owner
-	return leaveScript.run(ctx, d.client, append(call.withAllKeys(), &call.owner, d.numsubArg, d.retentionArg)).Err()
+	return leaveScript.run(ctx, d.client, append(c.withAllKeys(), &c.owner, d.numsubArg, d.retentionArg)).Err()
 }
 
 // isClosed reports whether ch is closed (or has a value ready).

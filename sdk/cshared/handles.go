@@ -37,7 +37,7 @@ func (*managerHandle) ctx() context.Context { return context.Background() }
 // callback for the duration of the call.
 type lockHandle struct {
 	v     *lock.ManagedLock
-	lent  bool                     // lent to a callback: freed by the library when it returns
+	lent  bool                      // lent to a callback: freed by the library when it returns
 	calls atomic.Pointer[callScope] // the context of calls on the handle
 }
 

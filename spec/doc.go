@@ -2,8 +2,9 @@
 // surface. Nothing imports it at run time: lockgen (github.com/zerotal/lock/gen)
 // loads it with go/packages and emits the Go API in sdk/go, the engine's
 // error table in core/errors_gen.go and the driver contract in
-// core/driver/driver_gen.go (package spec/driver). A later emitter turns the
-// same model into the C ABI.
+// core/driver/driver_gen.go (package spec/driver), and from the same model
+// the C ABI: sdk/cshared's exports and header, and the Python client's ctypes
+// module.
 //
 // The spec is ordinary Go so that the compiler checks it and doc comments
 // carry over: every doc comment here becomes the doc comment of what is
@@ -13,7 +14,9 @@
 // Declarations and what they mean:
 //   - Interfaces are API surfaces. An interface marked //lock:wrap core.T is
 //     emitted as a struct wrapping *core.T whose methods delegate to T's; one
-//     marked //lock:package lists the package-level functions.
+//     marked //lock:package lists the package-level functions; the one marked
+//     //lock:abi lists the functions only the C ABI has. //lock:c on a method
+//     names its C function (or says why it has none).
 //   - Structs marked //lock:config are configuration: their fields' tags give
 //     the default (default:"..."), the environment variable (env:"...") and
 //     the JSON name (json:"...").

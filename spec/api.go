@@ -123,7 +123,7 @@ type Manager interface {
 	// driver. Close is idempotent; afterwards every call fails with an error
 	// matching ErrClosed.
 	//
-	//lock:c zl_close frees
+	//lock:c - zl_close (ABI.Close) also ends the handle, so a second close is detected rather than idempotent
 	Close() error
 
 	// Try acquires key once and, if it got it, runs fn under it; if the key

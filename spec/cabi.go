@@ -73,6 +73,17 @@ type ABI interface {
 	//lock:c zl_last_error thread
 	LastError() string
 
+	// Close closes the manager m and ends its handle. It stops the
+	// refreshers; makes the callbacks still running see zl_lost, and their
+	// zl_try or zl_block_run return ZL_CLOSED or ZL_LOST; releases what the
+	// manager still holds (best effort: a lock whose release fails expires by
+	// its TTL); and closes the driver. The handle ends even when Close fails,
+	// so closing it again gives ZL_INVALID_HANDLE. The lock handles made by m
+	// stay valid until zl_free, and their calls give ZL_CLOSED.
+	//
+	//lock:c zl_close frees
+	Close(m Manager) error
+
 	// Free ends the life of a lock handle made by zl_make. If the handle holds
 	// the lock, Free releases it first; the handle is freed even when that
 	// release fails (the lock then expires by its TTL), and the release's

@@ -66,13 +66,16 @@ var unknownCodeC = sync.OnceValue(func() *C.char { return C.CString("unknown err
 // LastError returns the calling thread's buffer.
 func (abiFuncs) LastError() *C.char { return C.zl_cgo_last_error() }
 
+// Close closes a manager the export has already taken out of the table.
+func (abiFuncs) Close(h *managerHandle) error { return h.v.Close() }
+
 // Free ends a lock handle the export has already taken out of the table: it
 // ends the calls in progress on it (a zl_block waiting on another thread
 // returns), then releases the lock if the handle may hold it. A handle that
 // never acquired has nothing to release, and one whose key was invalid
 // would only report that again.
 func (abiFuncs) Free(h *lockHandle) error {
-	h.cancelCalls()
+	h.endCalls()
 	if h.v.Owner() == "" {
 		return nil
 	}

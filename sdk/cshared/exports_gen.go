@@ -69,21 +69,6 @@ func zl_open(config_json *C.zl_cgo_const_char, out *C.zl_manager) (code C.int) {
 	return 0
 }
 
-// zl_close is Manager.Close; see zerotal_lock.h.
-//
-//export zl_close
-func zl_close(m C.zl_manager) (code C.int) {
-	defer recoverCode(&code, "zl_close")
-	mh, err := takeManager(uint64(m))
-	if err != nil {
-		return fail("zl_close", err)
-	}
-	if err := mh.v.Close(); err != nil {
-		return fail("zl_close", err)
-	}
-	return 0
-}
-
 // zl_try is Manager.Try; see zerotal_lock.h.
 //
 //export zl_try
@@ -147,6 +132,21 @@ func zl_make(m C.zl_manager, key *C.zl_cgo_const_char, ttl_ms C.int64_t, out *C.
 	}
 	r := mh.v.Make(C.GoString(key), millis(ttl_ms))
 	*out = C.zl_lock(addManagedLock(r))
+	return 0
+}
+
+// zl_close is the glue's Close; see zerotal_lock.h.
+//
+//export zl_close
+func zl_close(m C.zl_manager) (code C.int) {
+	defer recoverCode(&code, "zl_close")
+	mh, err := takeManager(uint64(m))
+	if err != nil {
+		return fail("zl_close", err)
+	}
+	if err := abi.Close(mh); err != nil {
+		return fail("zl_close", err)
+	}
 	return 0
 }
 

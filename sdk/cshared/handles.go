@@ -67,6 +67,9 @@ func (h *lockHandle) cancelCalls() {
 	h.calls.Swap(newCallScope()).cancel()
 }
 
+// endCalls ends the calls in progress for good: the handle is being freed.
+func (h *lockHandle) endCalls() { h.calls.Load().cancel() }
+
 // addManager registers a manager and returns its handle.
 func addManager(m *lock.Manager) uint64 { return add(&managerHandle{v: m}) }
 

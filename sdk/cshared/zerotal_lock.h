@@ -282,20 +282,6 @@ const char *zl_last_error(void);
 int zl_open(const char *config_json, zl_manager *out);
 
 /*
- * zl_close stops the refreshers, cancels the context of every fn still running
- * with cause ZL_CLOSED (their zl_try or zl_block_run return an error matching
- * ZL_CLOSED), releases what this manager still holds (best effort: a lock
- * whose release fails expires by its TTL) and closes the driver. zl_close is
- * idempotent; afterwards every call fails with an error matching ZL_CLOSED.
- *
- *   m  a zl_manager from zl_open
- *
- * Go: Manager.Close. Returns ZL_OK, or an error code with the detail in
- * zl_last_error() and no out-parameter written.
- */
-int zl_close(zl_manager m);
-
-/*
  * zl_try acquires key once and, if it got it, runs fn under it; if the key is
  * held, zl_try returns ZL_NOT_ACQUIRED without running fn.
  *
@@ -357,6 +343,22 @@ int zl_block_run(zl_manager m, const char *key, int64_t ttl_ms, const zl_options
  * zl_last_error() and no out-parameter written.
  */
 int zl_make(zl_manager m, const char *key, int64_t ttl_ms, zl_lock *out);
+
+/*
+ * zl_close closes the manager m and ends its handle. It stops the refreshers;
+ * makes the callbacks still running see zl_lost, and their zl_try or
+ * zl_block_run return ZL_CLOSED or ZL_LOST; releases what the manager still
+ * holds (best effort: a lock whose release fails expires by its TTL); and
+ * closes the driver. The handle ends even when zl_close fails, so closing it
+ * again gives ZL_INVALID_HANDLE. The lock handles made by m stay valid until
+ * zl_free, and their calls give ZL_CLOSED.
+ *
+ *   m  a zl_manager from zl_open
+ *
+ * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
+ * out-parameter written.
+ */
+int zl_close(zl_manager m);
 
 /*
  * zl_acquire tries once to take the lock and reports whether it did: false

@@ -11,6 +11,7 @@ library, whose zl_test_live_handles lets them check that no handle leaks.
 
 import ctypes
 import json
+import signal
 import threading
 import time
 import unittest
@@ -228,10 +229,10 @@ class RunTest(Base):
 
     def test_refresh_keeps_a_long_run(self):
         def long_work(held):
-            time.sleep(0.25)
+            time.sleep(0.7)
             return held.lost
 
-        self.assertFalse(self.m.try_run(self.key("refresh"), 0.08, long_work, refresh=True))
+        self.assertFalse(self.m.try_run(self.key("refresh"), 0.3, long_work, refresh=True))
 
     def test_lock_taken_away_is_reported(self):
         key = self.key("stolen")
@@ -270,6 +271,24 @@ class ContextManagerTest(Base):
             threading.Thread(target=lk.release).start()
             with self.m.block_lock(key, 5, timeout=5) as held:
                 self.assertGreater(held.token, 0)
+
+    def test_waiting_for_block_lock_can_be_interrupted(self):
+        key = self.key("interrupt")
+        with self.m.lock(key, 5) as lk:
+            self.assertTrue(lk.acquire())
+            main = threading.main_thread().ident
+            timer = threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT))
+            timer.start()
+            start = time.monotonic()
+            with self.assertRaises(KeyboardInterrupt):
+                with self.m.block_lock(key, 5, timeout=30):
+                    self.fail("ran under a held key")
+            self.assertLess(time.monotonic() - start, 20)
+            timer.join()
+            lk.release()
+        # The abandoned wait gets the key now, and gives it back at once.
+        with self.m.block_lock(key, 5, timeout=10):
+            pass
 
     def test_exception_in_the_block_propagates_and_releases(self):
         key = self.key("raise")

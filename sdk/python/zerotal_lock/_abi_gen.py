@@ -233,14 +233,14 @@ def declare(lib):
     lib.zl_last_error.restype = ctypes.c_char_p
     lib.zl_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(zl_manager)]
     lib.zl_open.restype = ctypes.c_int
-    lib.zl_close.argtypes = [zl_manager]
-    lib.zl_close.restype = ctypes.c_int
     lib.zl_try.argtypes = [zl_manager, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(zl_options), zl_callback, ctypes.c_void_p]
     lib.zl_try.restype = ctypes.c_int
     lib.zl_block_run.argtypes = [zl_manager, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(zl_options), zl_callback, ctypes.c_void_p]
     lib.zl_block_run.restype = ctypes.c_int
     lib.zl_make.argtypes = [zl_manager, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(zl_lock)]
     lib.zl_make.restype = ctypes.c_int
+    lib.zl_close.argtypes = [zl_manager]
+    lib.zl_close.restype = ctypes.c_int
     lib.zl_acquire.argtypes = [zl_lock, ctypes.POINTER(ctypes.c_int)]
     lib.zl_acquire.restype = ctypes.c_int
     lib.zl_block.argtypes = [zl_lock, ctypes.c_int64, ctypes.c_int64]

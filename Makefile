@@ -29,13 +29,17 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+	@set -e; for m in $(MODULES); do \
+		(cd $$m && $(GO) vet ./...) || { echo "go vet failed in $${m#$(CURDIR)/}"; exit 1; }; \
+	done
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 staticcheck: $(STATICCHECK)
-	@set -e; for m in $(MODULES); do (cd $$m && $(STATICCHECK) ./...); done
+	@set -e; for m in $(MODULES); do \
+		(cd $$m && $(STATICCHECK) ./...) || { echo "staticcheck failed in $${m#$(CURDIR)/}"; exit 1; }; \
+	done
 
 ## bench: the benchmarks recorded in docs/benchmarks.md.
 bench:

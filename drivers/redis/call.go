@@ -12,7 +12,7 @@ import "sync"
 type scriptCall struct {
 	cmd   [12]any
 	buf   []byte    // the keys' bytes
-	keys  [4]keyArg // lock, fence, queue, waiters: slices of buf
+	keys  [3]keyArg // lock, queue, waiters: slices of buf
 	owner string
 	ttl   int64
 }
@@ -54,14 +54,14 @@ func (c *scriptCall) set(key, owner string) {
 	var at keyOffsets
 	c.buf, at = appendRedisKeys(c.buf, key)
 	b := c.buf
-	c.keys = [4]keyArg{b[:at.lockEnd:at.lockEnd], b[:at.queue:at.queue], b[at.queue:at.waiters:at.waiters], b[at.waiters:]}
+	c.keys = [3]keyArg{b[:at.lockEnd:at.lockEnd], b[:at.waiters:at.waiters], b[at.waiters:]}
 	c.owner = owner
 }
 
 // put returns a call from getCall to the pool.
 func (c *scriptCall) put() {
 	c.cmd = [12]any{}
-	c.keys = [4]keyArg{}
+	c.keys = [3]keyArg{}
 	c.owner = ""
 	if cap(c.buf) > maxPooledKeyBytes {
 		c.buf = nil
@@ -81,9 +81,9 @@ func (c *scriptCall) withLock() []any {
 }
 
 // withAllKeys is withLock for scripts that may touch the queue: numkeys and
-// the four keys in the order the scripts take them.
+// the three keys in the order the scripts take them.
 func (c *scriptCall) withAllKeys() []any {
-	c.cmd[2] = 4
-	c.cmd[3], c.cmd[4], c.cmd[5], c.cmd[6] = &c.keys[0], &c.keys[1], &c.keys[2], &c.keys[3]
-	return c.cmd[:7]
+	c.cmd[2] = 3
+	c.cmd[3], c.cmd[4], c.cmd[5] = &c.keys[0], &c.keys[1], &c.keys[2]
+	return c.cmd[:6]
 }

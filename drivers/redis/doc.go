@@ -11,12 +11,14 @@
 //
 // Every operation is one round trip: acquire, release, extend, force release,
 // inspect and each attempt of a queued acquire are Lua scripts run by EVALSHA
-// (EVAL when the server has forgotten the script), and Exists is EXISTS. A
+// (EVAL when the server has forgotten the script), and Exists is GET. A held
 // lock is a string holding the owner, its fencing token, the server time it
 // was taken, and the holder's pid and host; it expires by PX, so the
-// server's clock decides when it frees, never the client's. A contended
-// plain acquire only reads, and an uncontended release is GET, compare, DEL
-// with nothing published.
+// server's clock decides when it frees, never the client's. A released lock
+// becomes a tombstone that keeps only its last token. Taking a released key
+// is GET, TIME and SET of that one key, releasing it GET and SET; a
+// contended plain acquire only reads, and nothing is published unless a
+// waiter is queued.
 //
 // # Waiting in line
 //
@@ -55,23 +57,26 @@
 //
 // # Keys
 //
-// The engine's key k is stored as "{k}", its fencing counter as "{k}:fence"
-// and its queue as "{k}:q" (a list of owners) and "{k}:w" (a hash of waiter
-// records), with '%', '{' and '}' in k escaped as %25, %7B and %7D. The
-// braces make the whole key a Redis Cluster hash tag, so the keys of a lock
-// share a slot whatever bytes k holds. The queue's keys expire when no
-// waiter has polled for 5 poll intervals.
+// The engine's key k is stored as "{k}", and its queue as "{k}:q" (a list of
+// owners) and "{k}:w" (a hash of waiter records), with '%', '{' and '}' in k
+// escaped as %25, %7B and %7D. The braces make the whole key a Redis Cluster
+// hash tag, so the keys of a lock share a slot whatever bytes k holds. The
+// queue's keys exist only while waiters do, and expire when no waiter has
+// polled for 5 poll intervals; a tombstone expires [DefaultFenceRetention]
+// after the release ([WithFenceRetention]).
 //
 // # Fencing tokens
 //
-// A token is max(previous token + 1, server time in microseconds), minted in
-// the script that grants the key. Tokens increase per key across release,
-// expiry and hand-off and, because they follow the server's clock, across a
-// restart that lost every key (a server without persistence), a restore of
-// an older snapshot, a failover to a replica that lagged behind, or a counter
-// dropped after [WithFenceRetention]. What they rely on: the clock of the
-// server that mints them does not go back past the last token it issued for
-// the key, including across restarts and failovers. Tokens are below 2^53
+// A token is max(last token + 1, server time in microseconds), minted in the
+// script that grants the key; the last token is the releasing holder's, kept
+// in the tombstone or passed along in a hand-off. Tokens increase per key
+// across release, hand-off and expiry and, because they follow the server's
+// clock, across a restart that lost every key (a server without
+// persistence), a restore of an older snapshot and a failover to a replica
+// that lagged behind. What they rely on: the clock of the server that mints
+// them does not go back past the last token it issued for the key, including
+// across restarts and failovers (a released key also survives a clock that
+// steps back, for as long as its tombstone lives). Tokens are below 2^53
 // until the year 2255.
 //
 // # Guarantees

@@ -48,7 +48,7 @@ type Driver struct {
 	// Script arguments that are the same on every call, boxed once so that
 	// calls do not allocate for them.
 	holderArg    any // "pid\nhost", the end of every lock value
-	retentionArg any // the fencing counter's retention in ms, "0" for ever
+	retentionArg any // how long, in ms, a released lock keeps its last token; "0" for ever
 	numsubArg    any // "1" when scripts may judge waiters by PUBSUB NUMSUB
 	livenessArg  any // how long, in ms, a waiter's poll keeps it live
 	noChannelArg any // "": a waiter that receives no notices
@@ -166,7 +166,7 @@ func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 	}
 	c := getCall(key, owner)
 	c.ttl = ttlMillis(ttl)
-	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.retentionArg, d.numsubArg)
+	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.numsubArg)
 	token, err := acquireScript.run(ctx, d.client, cmd).Int64()
 	c.put()
 	if err != nil {
@@ -225,20 +225,26 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 	return nil
 }
 
-// Exists reports whether key is held; the server has already dropped an
-// expired key.
+// Exists reports whether key is held, by one GET: the server has already
+// dropped an expired lock, and a released one is a tombstone.
 func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	if err := d.usable(ctx); err != nil {
 		return false, err
 	}
 	c := getCall(key, "")
-	n, err := d.client.Do(ctx, append(c.cmd[:0], "exists", &c.keys[0])...).Int64()
+	value, err := d.client.Do(ctx, append(c.cmd[:0], "get", &c.keys[0])...).Text()
 	c.put()
-	if err != nil {
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return false, nil
+	case err != nil:
 		return false, d.fail(ctx, "exists", err)
 	}
-	return n == 1, nil
+	return !strings.HasPrefix(value, tombstoneFlag), nil
 }
+
+// tombstoneFlag starts the value of a released lock (see scripts.go).
+const tombstoneFlag = "~"
 
 // Inspect returns key's holder in one round trip. AcquiredAt and ExpiresAt
 // are read on the server's clock.

@@ -66,17 +66,18 @@ func TestFencingTokensIncreaseAcrossReleaseAndExpiry(t *testing.T) {
 	}
 }
 
-func TestFencingCounterOutranksClock(t *testing.T) {
+func TestFencingLastTokenOutranksClock(t *testing.T) {
 	s := startServer(t)
 	d := s.open(t)
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "ahead")
-	fence := redisKeys(key).fence
+	lock := redisKeys(key).lock
 
-	// A counter ahead of the clock (as after the clock stepped back) wins.
+	// A released key whose last token is ahead of the clock (as after the
+	// clock stepped back) counts on from that token.
 	ahead := serverMicros(t, s) + 1_000_000_000
-	if err := rc.Set(ctx, fence, ahead, 0).Err(); err != nil {
+	if err := rc.Set(ctx, lock, "~"+strconv.FormatUint(ahead, 10), time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for i := range uint64(3) {
@@ -90,29 +91,30 @@ func TestFencingCounterOutranksClock(t *testing.T) {
 		}
 	}
 
-	// Without a counter (a restart without persistence, or a counter past
-	// its retention) the clock alone still outranks older tokens.
-	if err := rc.Del(ctx, fence).Err(); err != nil {
+	// Without the last token (a restart without persistence, a holder
+	// that expired, a tombstone past its retention) the clock alone still
+	// outranks older tokens.
+	if err := rc.Del(ctx, lock).Err(); err != nil {
 		t.Fatal(err)
 	}
 	before := serverMicros(t, s)
 	token, ok, err := d.AcquireFenced(ctx, key, newOwner(), time.Minute)
 	if err != nil || !ok || token < before {
-		t.Fatalf("AcquireFenced with no counter = %d, %v, %v; want at least the server time %d", token, ok, err, before)
+		t.Fatalf("AcquireFenced with no last token = %d, %v, %v; want at least the server time %d", token, ok, err, before)
 	}
 }
 
-func TestFencingCounterExhaustedIsAnError(t *testing.T) {
+func TestFencingTokenPastDoublePrecisionIsAnError(t *testing.T) {
 	s := startServer(t)
 	d := s.open(t)
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "exhausted")
-	fence := redisKeys(key).fence
+	lock := redisKeys(key).lock
 
 	// Lua numbers are doubles: past 2^53 a token could repeat.
 	const limit = 1 << 53
-	if err := rc.Set(ctx, fence, strconv.FormatUint(limit-2, 10), 0).Err(); err != nil {
+	if err := rc.Set(ctx, lock, "~"+strconv.FormatUint(limit-2, 10), time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	owner := newOwner()
@@ -128,8 +130,8 @@ func TestFencingCounterExhaustedIsAnError(t *testing.T) {
 	if held, err := d.Exists(ctx, key); err != nil || held {
 		t.Fatalf("a failed acquire left the key held: %v, %v", held, err)
 	}
-	if v, err := rc.Get(ctx, fence).Uint64(); err != nil || v != limit-1 {
-		t.Fatalf("counter after the failed acquire = %d, %v; want it left at %d", v, err, uint64(limit-1))
+	if v, err := rc.Get(ctx, lock).Result(); err != nil || v != "~"+strconv.FormatUint(limit-1, 10) {
+		t.Fatalf("tombstone after the failed acquire = %q, %v; want it left at token %d", v, err, uint64(limit-1))
 	}
 }
 
@@ -140,7 +142,7 @@ func TestFenceRetention(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		opts     []Option
-		min, max time.Duration // PTTL bounds; -1 means no expiry
+		min, max time.Duration // PTTL bounds of the tombstone; -1 means no expiry
 	}{
 		{"default", nil, DefaultFenceRetention - time.Minute, DefaultFenceRetention},
 		{"5s", []Option{WithFenceRetention(5 * time.Second)}, 4 * time.Second, 5 * time.Second},
@@ -149,18 +151,57 @@ func TestFenceRetention(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := New(rc, tc.opts...)
 			defer d.Close()
-			key := testKey(t, "retention")
-			fence := redisKeys(key).fence
-			if ok, err := d.Acquire(ctx, key, newOwner(), time.Second); err != nil || !ok {
-				t.Fatalf("Acquire = %v, %v", ok, err)
+			key, owner := testKey(t, "retention"), newOwner()
+			lock := redisKeys(key).lock
+			token, ok, err := d.AcquireFenced(ctx, key, owner, time.Second)
+			if err != nil || !ok {
+				t.Fatalf("AcquireFenced = %v, %v", ok, err)
 			}
-			pttl, err := rc.PTTL(ctx, fence).Result()
+			if ok, err := d.Release(ctx, key, owner); err != nil || !ok {
+				t.Fatalf("Release = %v, %v", ok, err)
+			}
+			if v, err := rc.Get(ctx, lock).Result(); err != nil || v != "~"+strconv.FormatUint(token, 10) {
+				t.Fatalf("released lock = %q, %v; want a tombstone with token %d", v, err, token)
+			}
+			pttl, err := rc.PTTL(ctx, lock).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if pttl < tc.min || pttl > tc.max {
-				t.Fatalf("counter PTTL = %v; want in [%v, %v]", pttl, tc.min, tc.max)
+				t.Fatalf("tombstone PTTL = %v; want in [%v, %v]", pttl, tc.min, tc.max)
 			}
 		})
+	}
+}
+
+func TestTombstoneIsFree(t *testing.T) {
+	s := startServer(t)
+	a, b := s.open(t), s.open(t)
+	ctx := t.Context()
+	key, owner := testKey(t, "tombstone"), newOwner()
+	if ok, err := a.Acquire(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	if ok, err := a.Release(ctx, key, owner); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	// The tombstone still names nobody: the last owner's calls fail.
+	if ok, err := a.Release(ctx, key, owner); err != nil || ok {
+		t.Fatalf("second Release = %v, %v; want false", ok, err)
+	}
+	if ok, err := a.Extend(ctx, key, owner, time.Minute); err != nil || ok {
+		t.Fatalf("Extend of a released key = %v, %v; want false", ok, err)
+	}
+	if held, err := a.Exists(ctx, key); err != nil || held {
+		t.Fatalf("Exists of a released key = %v, %v; want false", held, err)
+	}
+	if _, held, err := a.Inspect(ctx, key); err != nil || held {
+		t.Fatalf("Inspect of a released key: held = %v, %v; want free", held, err)
+	}
+	if err := a.ForceRelease(ctx, key); err != nil {
+		t.Fatalf("ForceRelease of a released key: %v", err)
+	}
+	if ok, err := b.Acquire(ctx, key, newOwner(), time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire of a released key by another owner = %v, %v; want true", ok, err)
 	}
 }

@@ -2,18 +2,17 @@ package redis
 
 import "slices"
 
-// The suffixes of a lock's other Redis keys: each is the lock key followed by
-// one of these, so all start with the same hash tag.
+// The suffixes of a lock's queue keys: each is the lock key followed by one
+// of these, so all start with the same hash tag.
 const (
-	fenceSuffix   = ":fence" // the fencing counter
-	queueSuffix   = ":q"     // the list of waiting owners
-	waitersSuffix = ":w"     // the hash of waiter records
+	queueSuffix   = ":q" // the list of waiting owners
+	waitersSuffix = ":w" // the hash of waiter records
 )
 
 // lockKeys are the Redis keys of one lock, in the order the scripts take them
 // (see scripts.go).
 type lockKeys struct {
-	lock, fence, queue, waiters string
+	lock, queue, waiters string
 }
 
 // redisKeys maps an engine key (prefix included) to the Redis keys a lock
@@ -36,26 +35,25 @@ type lockKeys struct {
 // hash the keys whole, into different slots; the empty key is stored as
 // "{%}", a tag no escaped key can be since escaping never leaves a bare '%'.
 //
-// All four keys come from one allocation, "{k}:fence{k}:q{k}:w": the lock key
-// is a prefix of the fence key, and the other two follow it.
+// All three keys come from one allocation, "{k}:q{k}:w": the lock key is a
+// prefix of the queue key, and the waiters key follows.
 func redisKeys(key string) lockKeys {
 	buf, at := appendRedisKeys(nil, key)
 	all := string(buf)
 	return lockKeys{
 		lock:    all[:at.lockEnd],
-		fence:   all[:at.queue],
-		queue:   all[at.queue:at.waiters],
+		queue:   all[:at.waiters],
 		waiters: all[at.waiters:],
 	}
 }
 
 // keyOffsets say where the keys are in the bytes appendRedisKeys appends:
-// the lock key is [0:lockEnd], the fence key [0:queue], the queue key
-// [queue:waiters] and the waiters key [waiters:].
-type keyOffsets struct{ lockEnd, queue, waiters int }
+// the lock key is [0:lockEnd], the queue key [0:waiters] and the waiters key
+// [waiters:].
+type keyOffsets struct{ lockEnd, waiters int }
 
-// appendRedisKeys appends key's Redis keys to dst[:0] as "{k}:fence{k}:q{k}:w"
-// and says where each is.
+// appendRedisKeys appends key's Redis keys to dst[:0] as "{k}:q{k}:w" and
+// says where each is.
 func appendRedisKeys(dst []byte, key string) ([]byte, keyOffsets) {
 	escaped := 0
 	for i := 0; i < len(key); i++ {
@@ -68,15 +66,12 @@ func appendRedisKeys(dst []byte, key string) ([]byte, keyOffsets) {
 	if key == "" {
 		n = 3
 	}
-	b := slices.Grow(dst[:0], 3*n+len(fenceSuffix)+len(queueSuffix)+len(waitersSuffix))
-	b = appendLockKey(b, key, escaped)
-	b = append(b, fenceSuffix...)
+	b := slices.Grow(dst[:0], 2*n+len(queueSuffix)+len(waitersSuffix))
 	b = appendLockKey(b, key, escaped)
 	b = append(b, queueSuffix...)
 	b = appendLockKey(b, key, escaped)
 	b = append(b, waitersSuffix...)
-	queueAt := n + len(fenceSuffix)
-	return b, keyOffsets{lockEnd: n, queue: queueAt, waiters: queueAt + n + len(queueSuffix)}
+	return b, keyOffsets{lockEnd: n, waiters: n + len(queueSuffix)}
 }
 
 // appendLockKey appends key's lock key to b; escaped is the number of bytes

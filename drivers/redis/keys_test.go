@@ -32,12 +32,12 @@ func FuzzRedisKeys(f *testing.F) {
 		k := redisKeys(key)
 		lock := k.lock
 		tag := clusterHashTag(lock)
-		for _, other := range []string{k.fence, k.queue, k.waiters} {
+		for _, other := range []string{k.queue, k.waiters} {
 			if got := clusterHashTag(other); got != tag {
 				t.Fatalf("redisKeys(%q) = %+v: hash tags %q and %q differ, so a script on both would cross slots", key, k, tag, got)
 			}
 		}
-		if lock != "{"+tag+"}" || k.fence != lock+fenceSuffix || k.queue != lock+queueSuffix || k.waiters != lock+waitersSuffix {
+		if lock != "{"+tag+"}" || k.queue != lock+queueSuffix || k.waiters != lock+waitersSuffix {
 			t.Fatalf("redisKeys(%q) = %+v: the whole escaped key must be the hash tag, followed by the suffixes", key, k)
 		}
 		// The tag decodes back to the key, so no two keys share Redis keys.
@@ -51,7 +51,7 @@ func FuzzRedisKeys(f *testing.F) {
 		if err != nil || back != key {
 			t.Fatalf("redisKeys(%q): tag %q decodes to %q, %v; want the key back", key, tag, back, err)
 		}
-		for _, suffix := range []string{fenceSuffix, queueSuffix, waitersSuffix} {
+		for _, suffix := range []string{queueSuffix, waitersSuffix} {
 			if strings.HasSuffix(lock, suffix) {
 				t.Fatalf("redisKeys(%q): lock key %q could be another key's %q key", key, lock, suffix)
 			}
@@ -62,7 +62,6 @@ func FuzzRedisKeys(f *testing.F) {
 func TestRedisKeysLeavesPlainKeysReadable(t *testing.T) {
 	want := lockKeys{
 		lock:    "{zerotal_lock:invoice:123}",
-		fence:   "{zerotal_lock:invoice:123}:fence",
 		queue:   "{zerotal_lock:invoice:123}:q",
 		waiters: "{zerotal_lock:invoice:123}:w",
 	}

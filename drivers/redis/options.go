@@ -6,8 +6,8 @@ import "time"
 // [WithChannelPrefix] names another.
 const DefaultChannelPrefix = "zerotal_lock:grant:"
 
-// DefaultFenceRetention is how long a key's fencing counter outlives the
-// key's last acquisition unless [WithFenceRetention] says otherwise.
+// DefaultFenceRetention is how long a released key keeps its last fencing
+// token unless [WithFenceRetention] says otherwise.
 const DefaultFenceRetention = 24 * time.Hour
 
 // DefaultWaitPoll is how often a queued waiter checks its key without a
@@ -50,15 +50,16 @@ func WithChannelPrefix(prefix string) Option {
 	}
 }
 
-// WithFenceRetention sets how long a key's fencing counter is kept after the
-// key's last acquisition; d <= 0 keeps counters forever.
+// WithFenceRetention sets how long a released key keeps its last fencing
+// token, in a small tombstone at the lock's own Redis key; d <= 0 keeps
+// tombstones forever.
 //
-// Tokens are drawn from the server's clock as well as the counter, so they
-// keep increasing after a counter has gone (as after a restart of a server
-// that keeps nothing on disk) provided the server's clock has not gone back
-// by more than the time since the key's last acquisition. Keeping counters
-// forever costs one small key per lock key ever used; the default of
-// [DefaultFenceRetention] bounds that cost.
+// Tokens are drawn from the server's clock as well as the last token, so
+// they keep increasing after a tombstone has gone (as after a restart of a
+// server that keeps nothing on disk) provided the server's clock has not
+// gone back past the last token. Keeping tombstones forever costs one small
+// key per lock key ever used; the default of [DefaultFenceRetention] bounds
+// that cost.
 func WithFenceRetention(d time.Duration) Option {
 	return func(c *config) {
 		c.fenceRetention = max(d, 0)

@@ -37,21 +37,37 @@ func (s *luaScript) run(ctx context.Context, c goredis.UniversalClient, cmd []an
 // The Redis keys of one lock share a hash slot (see redisKeys) and are passed
 // to every script that may touch the queue in this order:
 //
-//	KEYS[1] the lock: a string that expires by PX, so the server's clock
-//	        decides when it frees
-//	KEYS[2] the fencing counter: the last token minted for the key
-//	KEYS[3] the queue: a list of waiting owners, first come first
-//	KEYS[4] the waiters: a hash from owner to its waiter record
+//	KEYS[1] the lock
+//	KEYS[2] the queue: a list of waiting owners, first come first
+//	KEYS[3] the waiters: a hash from owner to its waiter record
 //
-// The lock's value is a flag byte and the holder, one field a line:
+// The lock is a string in one of three states:
 //
+//	absent                  free; never taken, or its holder's TTL ran out
+//	'~' token               free; released (a tombstone that keeps the last
+//	                        token, and expires after the fence retention)
 //	flag owner \n token \n acquired (server Unix ms) \n pid \n host
+//	                        held, until its PX runs out by the server's clock
 //
-// The flag is 'q' when waiters may be queued, so release must look at the
-// queue, and '-' when none were, so release is GET, compare, DEL like the
-// bare compare-and-delete. Owners never contain '\n' (the driver refuses
-// them), so comparing the bytes after the flag with owner .. '\n' names the
-// holder exactly.
+// The flag of a held lock is 'q' when waiters may be queued, so release must
+// look at the queue, and '-' when none were, so release only rewrites the
+// lock as a tombstone. Owners never contain '\n' (the driver refuses them),
+// so comparing the bytes after the flag with owner .. '\n' names the holder
+// exactly.
+//
+// A token is max(last token + 1, server time in microseconds). The last
+// token comes from the tombstone (or, for a hand-off, from the releasing
+// holder), so tokens increase across a release even if the server's clock
+// steps back; the clock makes them increase where the last token is gone or
+// stale: after the holder's TTL ran out, a restart without persistence or
+// from an older snapshot, a failover to a replica that lagged, a tombstone
+// past its retention. Reading the clock on every grant is what covers a
+// stale tombstone: counting on from it would hand out the tokens issued
+// after the snapshot a second time. A free key that was released is a
+// tombstone rather than nothing, so that taking it is GET, TIME, SET on one
+// key, and releasing it is GET, SET: no separate counter to read and write,
+// and no queue to look for (waiters only queue behind a holder, and a
+// release with waiters hands the key over rather than leaving a tombstone).
 //
 // A waiter record is
 //
@@ -76,60 +92,48 @@ func (s *luaScript) run(ctx context.Context, c goredis.UniversalClient, cmd []an
 
 // lockPrelude holds the Lua functions the queue-aware scripts share.
 //
-// grant writes the lock for owner with a new token: max(last token + 1,
-// server time in microseconds). The counter makes tokens increase while it
-// exists (several grants in one microsecond, a clock stepped back a little);
-// the clock makes them increase when the counter is gone or stale (a restart
-// without persistence or from an old snapshot, a failover to a replica that
-// lags, a counter past its retention), as long as the server's clock has not
-// gone back past the last token. Reading the clock on every grant is what
-// covers the stale counter: seeding from the clock only when the counter is
-// missing would hand out an old snapshot's tokens a second time.
+// grant writes the lock for owner with a new token, above prev, and
+// returns the token.
 //
-// handoff pops waiters until it finds a live one, grants it the lock and
-// publishes the grant (unless the waiter is the caller, which learns it from
-// the reply); it returns that owner and its token, or false when the queue
-// held no live waiter.
+// release frees the held lock value held: it goes to the first live waiter
+// if its flag says waiters may be queued, and otherwise becomes a tombstone
+// that keeps its token for retention ms (for ever when '0').
+//
+// handoff pops waiters until it finds a live one, grants it the lock with a
+// token above prev and publishes the grant (unless the waiter is the
+// caller, which learns it from the reply); it returns that owner and its
+// token, or false when the queue held no live waiter.
 //
 // enqueue puts owner at the back of the queue, or refreshes its record if it
 // is already there, and keeps the queue's keys alive for as long as a waiter
 // polls.
 const lockPrelude = `
-local function grant(owner, ttl, holder, flag, now, retention)
+local function grant(owner, ttl, holder, flag, now, prev)
 	local micros = string.format('%06d', now[2])
 	local t = now[1] .. micros
 	local token = tonumber(t)
-	local prev
-	if retention == '0' then
-		prev = redis.call('SET', KEYS[2], t, 'GET')
-	else
-		prev = redis.call('SET', KEYS[2], t, 'PX', retention, 'GET')
-	end
-	local last = tonumber(prev)
-	if last and last >= token then
-		token = last + 1
+	if prev >= token then
+		token = prev + 1
 		if token >= 9007199254740992 then
-			redis.call('SET', KEYS[2], prev, 'KEEPTTL')
-			error({err = 'zerotal_lock: fencing counter out of range'})
+			error({err = 'zerotal_lock: fencing token out of range'})
 		end
 		t = string.format('%.0f', token)
-		redis.call('SET', KEYS[2], t, 'KEEPTTL')
 	end
 	redis.call('SET', KEYS[1], flag .. owner .. '\n' .. t .. '\n' .. now[1] .. string.sub(micros, 1, 3) .. '\n' .. holder, 'PX', ttl)
 	return token
 end
 
-local function handoff(now, numsub, retention, caller)
+local function handoff(now, numsub, caller, prev)
 	local ms = now[1] * 1000 + math.floor(now[2] / 1000)
 	while true do
-		local head = redis.call('LPOP', KEYS[3])
+		local head = redis.call('LPOP', KEYS[2])
 		if not head then
-			redis.call('DEL', KEYS[4])
+			redis.call('DEL', KEYS[3])
 			return false
 		end
-		local rec = redis.call('HGET', KEYS[4], head)
+		local rec = redis.call('HGET', KEYS[3], head)
 		if rec then
-			redis.call('HDEL', KEYS[4], head)
+			redis.call('HDEL', KEYS[3], head)
 			local deadline, ttl, channel, holder = string.match(rec, '^(%d+)\n(%d+)\n([^\n]*)\n(.*)$')
 			local live = false
 			if head == caller then
@@ -143,10 +147,10 @@ local function handoff(now, numsub, retention, caller)
 			end
 			if live then
 				local flag = '-'
-				if redis.call('LLEN', KEYS[3]) > 0 then
+				if redis.call('LLEN', KEYS[2]) > 0 then
 					flag = 'q'
 				end
-				local token = grant(head, ttl, holder, flag, now, retention)
+				local token = grant(head, ttl, holder, flag, now, prev)
 				if channel ~= '' and head ~= caller then
 					redis.call('PUBLISH', channel, head .. '\n' .. string.format('%.0f', token) .. '\n' .. KEYS[1])
 				end
@@ -156,15 +160,27 @@ local function handoff(now, numsub, retention, caller)
 	end
 end
 
+local function release(held, numsub, retention)
+	local t = string.match(held, '\n(%d+)\n') or '0'
+	if string.byte(held) == 113 and handoff(redis.call('TIME'), numsub, '', tonumber(t)) then
+		return
+	end
+	if retention == '0' then
+		redis.call('SET', KEYS[1], '~' .. t)
+	else
+		redis.call('SET', KEYS[1], '~' .. t, 'PX', retention)
+	end
+end
+
 local function enqueue(owner, now, ttl, channel, holder, liveness)
 	local ms = now[1] * 1000 + math.floor(now[2] / 1000)
 	local rec = string.format('%.0f', ms + liveness) .. '\n' .. ttl .. '\n' .. channel .. '\n' .. holder
-	if redis.call('HSET', KEYS[4], owner, rec) == 1 then
-		redis.call('RPUSH', KEYS[3], owner)
+	if redis.call('HSET', KEYS[3], owner, rec) == 1 then
+		redis.call('RPUSH', KEYS[2], owner)
 	end
-	if redis.call('PTTL', KEYS[3]) < tonumber(liveness) then
+	if redis.call('PTTL', KEYS[2]) < tonumber(liveness) then
+		redis.call('PEXPIRE', KEYS[2], liveness)
 		redis.call('PEXPIRE', KEYS[3], liveness)
-		redis.call('PEXPIRE', KEYS[4], liveness)
 	end
 end
 `
@@ -173,27 +189,28 @@ end
 // the TTL when that owner already holds it, and returns the acquisition's
 // fencing token; it returns 0 when the key is held, or free but owed to a
 // queued waiter (it then hands the key to that waiter: no barging past a
-// queue). ARGV[3] is the holder's "pid\nhost", ARGV[4] how long, in ms, the
-// counter outlives this acquisition (0: forever), ARGV[5] the numsub flag.
-// A contended attempt only reads.
+// queue). ARGV[3] is the holder's "pid\nhost", ARGV[4] the numsub flag. A
+// contended attempt only reads.
 var acquireScript = newScript(lockPrelude + `
-local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
+local prev = 0
 if held then
-	if string.sub(held, 2, #me + 1) == me then
-		redis.call('PEXPIRE', KEYS[1], ARGV[2])
-		return tonumber(string.match(held, '^(%d+)\n', #me + 2)) or redis.error_reply('zerotal_lock: lock value has no token')
+	if string.byte(held) ~= 126 then
+		local me = ARGV[1] .. '\n'
+		if string.sub(held, 2, #me + 1) == me then
+			redis.call('PEXPIRE', KEYS[1], ARGV[2])
+			return tonumber(string.match(held, '^(%d+)\n', #me + 2)) or redis.error_reply('zerotal_lock: lock value has no token')
+		end
+		if not string.find(held, '\n', 1, true) then
+			return redis.error_reply('zerotal_lock: the key holds a value this driver did not write')
+		end
+		return 0
 	end
-	if not string.find(held, '\n', 1, true) then
-		return redis.error_reply('zerotal_lock: the key holds a value this driver did not write')
-	end
+	prev = tonumber(string.sub(held, 2)) or 0
+elseif redis.call('EXISTS', KEYS[2]) == 1 and handoff(redis.call('TIME'), ARGV[4], '', 0) then
 	return 0
 end
-local now = redis.call('TIME')
-if redis.call('EXISTS', KEYS[3]) == 1 and handoff(now, ARGV[5], ARGV[4], '') then
-	return 0
-end
-return grant(ARGV[1], ARGV[2], ARGV[3], '-', now, ARGV[4])
+return grant(ARGV[1], ARGV[2], ARGV[3], '-', redis.call('TIME'), prev)
 `)
 
 // waitScript is one attempt of a queued acquire: it takes the lock for owner
@@ -202,44 +219,48 @@ return grant(ARGV[1], ARGV[2], ARGV[3], '-', now, ARGV[4])
 // head}: the token when the owner holds the key (taken now, or handed over
 // earlier and not yet noticed), else 0 with the holder's remaining TTL in ms
 // and 1 when the owner is first in the queue. ARGV: 1 owner, 2 ttl ms,
-// 3 holder, 4 retention, 5 channel, 6 liveness ms, 7 numsub flag.
+// 3 holder, 4 channel, 5 liveness ms, 6 numsub flag.
 var waitScript = newScript(lockPrelude + `
 local owner = ARGV[1]
 local me = owner .. '\n'
 local held = redis.call('GET', KEYS[1])
-if held then
+if held and string.byte(held) ~= 126 then
 	if string.sub(held, 2, #me + 1) == me then
 		return {tonumber(string.match(held, '^(%d+)\n', #me + 2)) or redis.error_reply('zerotal_lock: lock value has no token'), 0, 0}
 	end
 	if not string.find(held, '\n', 1, true) then
 		return redis.error_reply('zerotal_lock: the key holds a value this driver did not write')
 	end
-	enqueue(owner, redis.call('TIME'), ARGV[2], ARGV[5], ARGV[3], ARGV[6])
+	enqueue(owner, redis.call('TIME'), ARGV[2], ARGV[4], ARGV[3], ARGV[5])
 	if string.byte(held) ~= 113 then
 		redis.call('SETRANGE', KEYS[1], 0, 'q')
 	end
 	local head = 0
-	if redis.call('LINDEX', KEYS[3], 0) == owner then
+	if redis.call('LINDEX', KEYS[2], 0) == owner then
 		head = 1
 	end
 	return {0, redis.call('PTTL', KEYS[1]), head}
 end
+local prev = 0
+if held then
+	prev = tonumber(string.sub(held, 2)) or 0
+end
 local now = redis.call('TIME')
-if redis.call('EXISTS', KEYS[3]) == 1 then
-	enqueue(owner, now, ARGV[2], ARGV[5], ARGV[3], ARGV[6])
-	local head, token = handoff(now, ARGV[7], ARGV[4], owner)
+if redis.call('EXISTS', KEYS[2]) == 1 then
+	enqueue(owner, now, ARGV[2], ARGV[4], ARGV[3], ARGV[5])
+	local head, token = handoff(now, ARGV[6], owner, prev)
 	if head == owner then
 		return {token, 0, 0}
 	end
 	if head then
 		local first = 0
-		if redis.call('LINDEX', KEYS[3], 0) == owner then
+		if redis.call('LINDEX', KEYS[2], 0) == owner then
 			first = 1
 		end
 		return {0, redis.call('PTTL', KEYS[1]), first}
 	end
 end
-return {grant(owner, ARGV[2], ARGV[3], '-', now, ARGV[4]), 0, 0}
+return {grant(owner, ARGV[2], ARGV[3], '-', now, prev), 0, 0}
 `)
 
 // releaseScript frees the lock if owner ARGV[1] holds it and returns 1,
@@ -248,12 +269,10 @@ return {grant(owner, ARGV[2], ARGV[3], '-', now, ARGV[4]), 0, 0}
 var releaseScript = newScript(lockPrelude + `
 local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
-if not held or string.sub(held, 2, #me + 1) ~= me then
+if not held or string.byte(held) == 126 or string.sub(held, 2, #me + 1) ~= me then
 	return 0
 end
-if string.byte(held) ~= 113 or not handoff(redis.call('TIME'), ARGV[2], ARGV[3], '') then
-	redis.call('DEL', KEYS[1])
-end
+release(held, ARGV[2], ARGV[3])
 return 1
 `)
 
@@ -263,45 +282,55 @@ return 1
 // (its holder expired) goes to the next waiter at once rather than at that
 // waiter's next poll. ARGV: 1 owner, 2 numsub flag, 3 retention.
 var leaveScript = newScript(lockPrelude + `
-if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
-	redis.call('LREM', KEYS[3], 1, ARGV[1])
+if redis.call('HDEL', KEYS[3], ARGV[1]) == 1 then
+	redis.call('LREM', KEYS[2], 1, ARGV[1])
 end
 local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
-if held then
+if held and string.byte(held) ~= 126 then
 	if string.sub(held, 2, #me + 1) ~= me then
 		return 0
 	end
-	if string.byte(held) ~= 113 or not handoff(redis.call('TIME'), ARGV[2], ARGV[3], '') then
-		redis.call('DEL', KEYS[1])
-	end
+	release(held, ARGV[2], ARGV[3])
 	return 1
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then
-	handoff(redis.call('TIME'), ARGV[2], ARGV[3], '')
+if redis.call('EXISTS', KEYS[2]) == 1 then
+	local prev = 0
+	if held then
+		prev = tonumber(string.sub(held, 2)) or 0
+	end
+	handoff(redis.call('TIME'), ARGV[2], '', prev)
 end
 return 0
 `)
 
 // forceReleaseScript frees the lock whoever holds it, handing it to the
 // first live waiter if there is one. A key holding something this driver did
-// not write is deleted too. ARGV: 1 numsub flag, 2 retention.
+// not write is deleted. ARGV: 1 numsub flag, 2 retention.
 var forceReleaseScript = newScript(lockPrelude + `
 local held = redis.pcall('GET', KEYS[1])
-if type(held) == 'string' and string.byte(held) == 113 and handoff(redis.call('TIME'), ARGV[1], ARGV[2], '') then
+if type(held) ~= 'string' then
+	redis.call('DEL', KEYS[1])
 	return 1
 end
-redis.call('DEL', KEYS[1])
+if string.byte(held) == 126 then
+	return 1
+end
+if not string.find(held, '\n', 1, true) then
+	redis.call('DEL', KEYS[1])
+	return 1
+end
+release(held, ARGV[1], ARGV[2])
 return 1
 `)
 
 // extendScript sets the lock's TTL to ARGV[2] ms if owner ARGV[1] holds it.
-// An expired key reads as absent, so a lost lock is never taken back.
-// It returns 1 when it extended, else 0.
+// An expired key reads as absent, and a released one as a tombstone, so a
+// lost lock is never taken back. It returns 1 when it extended, else 0.
 var extendScript = newScript(`
 local me = ARGV[1] .. '\n'
 local held = redis.call('GET', KEYS[1])
-if not held or string.sub(held, 2, #me + 1) ~= me then
+if not held or string.byte(held) == 126 or string.sub(held, 2, #me + 1) ~= me then
 	return 0
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -313,7 +342,7 @@ return 1
 // server's clock in the same instant; nil when the key is free.
 var inspectScript = newScript(`
 local held = redis.call('GET', KEYS[1])
-if not held then
+if not held or string.byte(held) == 126 then
 	return false
 end
 local now = redis.call('TIME')

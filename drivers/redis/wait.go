@@ -104,7 +104,7 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 // owner holds the key, else the holder's remaining TTL in ms and whether
 // owner is first in the queue.
 func (d *Driver) waitAttempt(ctx context.Context, c *scriptCall, channel any) (token uint64, pttl int64, first bool, err error) {
-	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.retentionArg, channel, d.livenessArg, d.numsubArg)
+	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, channel, d.livenessArg, d.numsubArg)
 	reply, err := waitScript.run(ctx, d.client, cmd).Int64Slice()
 	if err != nil {
 		return 0, 0, false, err

@@ -226,16 +226,20 @@ func writeContentionIntro(out io.Writer, o options) {
 		"Each worker has its own go-redis client (its own connections, as a separate process would), takes the key, "+
 		"holds it for %v, releases it and asks again at once. %v of warm-up, then %v measured. "+
 		"Releaser again: acquisitions by the worker that had just released (no hand-off; the others kept waiting). "+
-		"Hand-off: from the moment a holder calls release to the moment another worker's acquire returns, "+
+		"Hand-off: from the moment a holder calls release to the moment the next worker that was already "+
+		"waiting gets the key (a releaser that takes it back in between does not end the hand-off), "+
 		"in µs and in round trips. The round trip is the median PING of a probe that pings every 2ms during "+
 		"the measured window, from a goroutine that parks in between, as a waiter does, on the machine the "+
-		"workers keep busy; the median PING of a tight loop on the idle machine just before is shown too. "+
+		"workers keep busy (loaded); the median PING of a tight loop on the idle machine just before is shown too (idle). "+
 		"Round trips per acquisition: requests the workers' clients sent (a go-redis hook) plus the PUBLISH and "+
 		"(UN)SUBSCRIBE calls the server ran (INFO commandstats), per acquisition; the part in brackets is pub/sub. "+
-		"Longest wait: the longest time from asking to holding (or still waiting at the end of the window); "+
-		"its limit is the workers' combined mean hold plus %v. Overlaps: entries while the in-process counter "+
-		"showed another holder, and intersecting intervals in the log of critical sections.\n\n",
-		o.hold, o.warmup, o.duration, waitSlack)
+		"Longest wait: the longest time from asking to holding (or still waiting at the end of the window). "+
+		"No starvation means every wait is at most the workers' combined hold time plus %v: the limit of a wait is "+
+		"the sum, over the other workers, of the longest hold each had while it waited (measured, so that a hold the "+
+		"machine stretched does not count against the lock), plus %v; the wait that exceeds its limit most is shown. "+
+		"Overlaps: entries while the in-process counter showed another holder, and intersecting intervals in the "+
+		"log of critical sections.\n\n",
+		o.hold, o.warmup, o.duration, waitSlack, waitSlack)
 }
 
 // writeTable writes a markdown table.

@@ -53,10 +53,18 @@ type contentionResult struct {
 	window       time.Duration
 	acquisitions int             // sections that began in the window
 	perWorker    []int           // of those, per worker
-	handoffs     []time.Duration // release to the next acquire by another worker, in the window, sorted
+	handoffs     []time.Duration // release to the next acquire by a worker that was waiting, for releases in the window, sorted
 	again        int             // acquisitions in the window by the worker that held the key just before
 	longestWait  time.Duration   // the longest wait that ended in the window or was still going at its end
-	meanHold     time.Duration
+	// worstWait is the wait (of those longestWait considers) that exceeds
+	// its limit the most, and waitLimit that limit: the holds of the other
+	// workers while it waited, each worker's longest once, plus waitSlack.
+	// A queue keeps every wait under it; a lock where others take the key
+	// again and again while one worker waits does not. The holds are
+	// measured, not assumed, so a hold the machine stretched (a descheduled
+	// worker) does not count against the lock.
+	worstWait, waitLimit time.Duration
+	meanHold             time.Duration
 	// Overlapping critical sections over the whole run, found two ways: a
 	// worker entering while the in-process counter said another was inside,
 	// and sections in the log that intersect.
@@ -122,10 +130,14 @@ func (s scenario) run(ctx context.Context, lockers []locker) contentionResult {
 		s.window(false)
 	}
 	closes = time.Now() // the window's true end, after any lateness of the timer
-	var stillWaiting time.Duration
+	type pending struct {
+		worker int
+		since  time.Time
+	}
+	var stillWaiting []pending
 	for w := range waitingSince {
 		if since := waitingSince[w].Load(); since != 0 {
-			stillWaiting = max(stillWaiting, closes.Sub(time.Unix(0, since)))
+			stillWaiting = append(stillWaiting, pending{w, time.Unix(0, since)})
 		}
 	}
 	cancel()
@@ -147,7 +159,6 @@ func (s scenario) run(ctx context.Context, lockers []locker) contentionResult {
 		workers:      len(lockers),
 		window:       closes.Sub(opens),
 		perWorker:    make([]int, len(lockers)),
-		longestWait:  stillWaiting,
 		overlapsSeen: overlaps.Load(),
 		lockErrors:   errs.Load(),
 		stuck:        stuck,
@@ -161,29 +172,86 @@ func (s scenario) run(ctx context.Context, lockers []locker) contentionResult {
 	}
 	slices.SortFunc(all, func(a, b section) int { return a.acquired.Compare(b.acquired) })
 	r.overlapsInLog = overlapsIn(all)
+	var maxHold time.Duration
+	for _, sec := range all {
+		maxHold = max(maxHold, sec.released.Sub(sec.acquired))
+	}
+	// judge records a wait of worker from called to acquired.
+	judge := func(worker int, called, acquired time.Time) {
+		wait := acquired.Sub(called)
+		limit := othersHolds(all, maxHold, worker, called, acquired) + waitSlack
+		r.longestWait = max(r.longestWait, wait)
+		if r.waitLimit == 0 || wait-limit > r.worstWait-r.waitLimit {
+			r.worstWait, r.waitLimit = wait, limit
+		}
+	}
+	for _, p := range stillWaiting {
+		judge(p.worker, p.since, closes)
+	}
 	var held time.Duration
 	for i, sec := range all {
+		if i > 0 && all[i-1].worker == sec.worker && !sec.acquired.Before(opens) && sec.acquired.Before(closes) {
+			r.again++ // the releaser took the key back: no one was handed it
+		}
+		if !sec.released.Before(opens) && sec.released.Before(closes) {
+			if h, ok := handoff(all, i); ok {
+				r.handoffs = append(r.handoffs, h)
+			}
+		}
 		if sec.acquired.Before(opens) || !sec.acquired.Before(closes) {
 			continue
 		}
 		r.acquisitions++
 		r.perWorker[sec.worker]++
 		held += sec.released.Sub(sec.acquired)
-		r.longestWait = max(r.longestWait, sec.acquired.Sub(sec.called))
-		switch {
-		case i == 0 || all[i-1].released.After(sec.acquired):
-			// The first section, or an overlap: no hand-off.
-		case all[i-1].worker == sec.worker:
-			r.again++ // the releaser took the key back: no one was handed it
-		default:
-			r.handoffs = append(r.handoffs, sec.acquired.Sub(all[i-1].released))
-		}
+		judge(sec.worker, sec.called, sec.acquired)
 	}
 	if r.acquisitions > 0 {
 		r.meanHold = held / time.Duration(r.acquisitions)
 	}
 	slices.Sort(r.handoffs)
 	return r
+}
+
+// handoff returns how long after all[i] was released the next worker that
+// was already waiting then got the key; false when nobody else was waiting
+// (or the log ends first). A releaser that takes the key back in between
+// does not end the hand-off: its waiters are still waiting.
+func handoff(all []section, i int) (time.Duration, bool) {
+	for _, next := range all[i+1:] {
+		if next.worker == all[i].worker {
+			continue
+		}
+		if next.called.After(all[i].released) || next.acquired.Before(all[i].released) {
+			return 0, false // nobody was waiting, or an overlap
+		}
+		return next.acquired.Sub(all[i].released), true
+	}
+	return 0, false
+}
+
+// othersHolds is the sum over the workers other than worker of the longest
+// hold each had between from and to: what worker waits for when every other
+// worker goes once before it.
+// all is sorted by acquired and no hold lasts longer than maxHold, so only
+// the sections from the first acquired after from-maxHold need a look.
+func othersHolds(all []section, maxHold time.Duration, worker int, from, to time.Time) time.Duration {
+	start, _ := slices.BinarySearchFunc(all, from.Add(-maxHold), func(s section, t time.Time) int { return s.acquired.Compare(t) })
+	longest := map[int]time.Duration{}
+	for _, sec := range all[start:] {
+		if !sec.acquired.Before(to) {
+			break
+		}
+		if sec.worker == worker || !sec.released.After(from) {
+			continue
+		}
+		longest[sec.worker] = max(longest[sec.worker], sec.released.Sub(sec.acquired))
+	}
+	var sum time.Duration
+	for _, d := range longest {
+		sum += d
+	}
+	return sum
 }
 
 // overlapsIn counts the sections of all (sorted by acquired) that began

@@ -10,7 +10,7 @@ STATICCHECK := $(BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: test test-go lint fmt-check vet staticcheck bench demo tidy work help
+.PHONY: test test-go lint fmt-check vet staticcheck bench bench-redis demo tidy help
 
 ## test: everything CI checks — lint, generated code drift, every module's tests with -race.
 test: lint check-generated test-go
@@ -46,6 +46,10 @@ bench:
 	@set -e; for m in $(MODULES); do \
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); \
 	done
+
+## bench-redis: zerotal vs redsync, redislock and bare go-redis on a private redis-server, side by side.
+bench-redis:
+	$(GO) run ./tools/bench
 
 ## demo: the main job — two commands contend for one lock; the second waits for the first.
 demo: $(BIN)/lockctl

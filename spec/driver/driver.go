@@ -76,7 +76,9 @@ type Fencer interface {
 }
 
 // Waiter is implemented by drivers that can queue a caller until a key frees
-// and hand it over directly, with no polling: typically an in-process driver.
+// and hand it over directly, with no polling: the memory driver does it in
+// process, the Redis driver with a queue kept on the server, so waiters are
+// served in order across processes and hosts.
 //
 // If a Driver implements Waiter, the engine's Block calls AcquireWait once.
 // Otherwise it retries Acquire, woken by [Notifier] when the driver has it and

@@ -96,6 +96,7 @@ type Change struct {
 	Detail string // for an update, where the contents first differ
 }
 
+// String renders the change as lockgen prints it: "update core/x_gen.go: ...".
 func (c Change) String() string {
 	if c.Detail != "" {
 		return fmt.Sprintf("%s %s: %s", c.Action, c.Path, c.Detail)

@@ -47,11 +47,12 @@
 //
 // A waiter that gives up (its ctx ends, its Driver closes) leaves the queue,
 // and passes on a key handed to it meanwhile. A waiter that dies is skipped:
-// with a client on one server (standalone or sentinel) the scripts ask the
-// server whether the waiter's Driver is still subscribed (PUBSUB NUMSUB), and
-// the server drops a killed process's subscription as soon as its socket
-// closes; a cluster node only counts its own subscribers, so with cluster and
-// ring clients a waiter is dead when it has not polled for 5 poll intervals.
+// a waiter is dead when it has not polled for 5 poll intervals, and with a
+// client on one server (standalone or sentinel) sooner, when the server says
+// its Driver is no longer subscribed (PUBSUB NUMSUB): the server drops a
+// killed process's subscription as soon as its socket closes. A cluster node
+// only counts its own subscribers, so with cluster and ring clients the
+// deadline alone decides.
 // A ring client publishes on the key's shard but listens on the channel's,
 // so its waiters learn of hand-offs by polling.
 //

@@ -17,7 +17,8 @@ const DefaultFenceRetention = 24 * time.Hour
 const DefaultWaitPoll = 100 * time.Millisecond
 
 // livenessPolls is how many poll intervals a waiter may go without polling
-// before a Driver that cannot see its subscription takes it for dead.
+// before it is taken for dead, even while its Driver is still subscribed
+// (a frozen host's connections stay open until TCP keepalive ends them).
 const livenessPolls = 5
 
 // Option configures a Driver made by [New].
@@ -69,9 +70,8 @@ func WithFenceRetention(d time.Duration) Option {
 // WithWaitPoll sets how often a waiter queued in AcquireWait checks its key
 // when no notice comes: the fallback for a lost notice and for a holder
 // whose TTL runs out (the first waiter also checks when the holder's TTL
-// ends). Where the server cannot count a Driver's subscription (cluster and
-// ring clients), a waiter that has not checked for 5 such intervals is taken
-// for dead and loses its place. Values under 1ms are raised to 1ms; d <= 0
+// ends). A waiter that has not checked for 5 such intervals is taken for
+// dead and loses its place. Values under 1ms are raised to 1ms; d <= 0
 // keeps [DefaultWaitPoll].
 func WithWaitPoll(d time.Duration) Option {
 	return func(c *config) {

@@ -81,10 +81,13 @@ func (s *luaScript) run(ctx context.Context, c goredis.UniversalClient, cmd []an
 // new token, and PUBLISHes the grant on its channel. The waiter learns it
 // holds the key from that notice, or from its next poll if the notice is
 // lost: no second round trip, and no window in which someone else can take
-// the key. A waiter is live while its Driver is subscribed to its channel,
-// when the server can count that (ARGV numsub = '1': pub/sub and scripts on
-// one server), and otherwise while its deadline, pushed out by each of its
-// polls, has not passed.
+// the key. A waiter is live while its deadline, pushed out by each of its
+// polls, has not passed and, when the server can count that (ARGV numsub =
+// '1': pub/sub and scripts on one server), its Driver is subscribed to its
+// channel. The subscription alone is not enough: a frozen host's
+// connections stay subscribed until TCP keepalive drops them, and each of
+// its waiters would be handed the key in turn and sit on it for a whole TTL.
+// The count only shortens the deadline, for a Driver that closed or died.
 //
 // Lua numbers are doubles, exact for integers below 2^53: tokens stay below
 // that, and numbers that go back to Redis are passed as strings formatted
@@ -135,15 +138,9 @@ local function handoff(now, numsub, caller, prev)
 		if rec then
 			redis.call('HDEL', KEYS[3], head)
 			local deadline, ttl, channel, holder = string.match(rec, '^(%d+)\n(%d+)\n([^\n]*)\n(.*)$')
-			local live = false
-			if head == caller then
-				live = true
-			elseif not deadline then
-				live = false
-			elseif numsub == '1' and channel ~= '' then
-				live = redis.call('PUBSUB', 'NUMSUB', channel)[2] > 0
-			else
-				live = tonumber(deadline) >= ms
+			local live = head == caller
+			if not live and deadline and tonumber(deadline) >= ms then
+				live = numsub ~= '1' or channel == '' or redis.call('PUBSUB', 'NUMSUB', channel)[2] > 0
 			end
 			if live then
 				local flag = '-'

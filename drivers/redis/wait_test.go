@@ -356,9 +356,10 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 	s := startServer(t)
 	rc := s.client(t)
 	ctx := t.Context()
-	// A standalone server counts subscribers: a waiter whose Driver's
-	// channel has none is dead, whatever its deadline. Without that count
-	// (cluster and ring clients) the deadline decides.
+	// A waiter whose deadline passed is dead. A standalone server also
+	// counts subscribers: a waiter whose Driver's channel has none is dead
+	// before its deadline. Without that count (cluster and ring clients)
+	// the deadline alone decides.
 	for _, tc := range []struct {
 		name     string
 		d        *Driver
@@ -368,6 +369,9 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 	}{
 		{"standalone/unsubscribed", New(rc), "zerotal_lock:grant:nobody", time.Hour, true},
 		{"standalone/subscribed", New(rc), "", time.Hour, false}, // the channel of a live Driver, set below
+		// A frozen host stays subscribed until TCP keepalive drops it,
+		// but its waiters stop polling: the deadline still counts.
+		{"standalone/subscribed/deadline-passed", New(rc), "", -time.Second, true},
 		{"deadline/passed", New(rc), "", -time.Second, true},
 		{"deadline/ahead", New(rc), "", time.Hour, false},
 	} {
@@ -381,7 +385,7 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 				t.Fatalf("Acquire = %v, %v", ok, err)
 			}
 			channel := tc.channel
-			if tc.name == "standalone/subscribed" {
+			if strings.HasPrefix(tc.name, "standalone/subscribed") {
 				live := New(rc)
 				defer live.Close()
 				// A waiter on another key makes live subscribe.

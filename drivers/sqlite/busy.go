@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -12,14 +11,16 @@ import (
 )
 
 // SQLite's own busy handler (PRAGMA busy_timeout) waits out short write
-// locks inside a statement; these bound the retries of whole statements
-// beyond it. The backoff is jittered so that many processes that failed
-// together do not all try again in the same instant.
+// locks inside a statement; beyond it, whole statements are run again after
+// a backoff. The backoff is jittered so that many processes that failed
+// together do not all try again in the same instant. There is no cap on the
+// total wait: a busy database is not a failure, and the caller's ctx says
+// how long it is willing to wait (a driver that gave up on its own would
+// hand SQLITE_BUSY to a caller whose ctx still allowed a retry).
 const (
-	busyTimeoutMS  = 50
-	firstBackoff   = 500 * time.Microsecond
-	maxBackoff     = 16 * time.Millisecond
-	maxBusyWaiting = 30 * time.Second
+	busyTimeoutMS = 50
+	firstBackoff  = 500 * time.Microsecond
+	maxBackoff    = 16 * time.Millisecond
 )
 
 // isBusy reports whether err means "another connection holds a lock the
@@ -39,7 +40,6 @@ func isBusy(err error) bool {
 // busyRetry paces the re-execution of one statement while the database is
 // busy. The zero value is ready to use.
 type busyRetry struct {
-	started time.Time
 	backoff time.Duration
 }
 
@@ -47,8 +47,9 @@ type busyRetry struct {
 // When it should not, it returns the error for the caller: nil after success,
 // ctx's error once ctx has ended (a statement interrupted by a cancelled ctx
 // fails with SQLITE_INTERRUPT, which the caller should see as ctx.Err()), and
-// otherwise err itself, the busy error included once the database has stayed
-// locked for maxBusyWaiting, which bounds waits under context.Background.
+// err itself when it is not a busy error. A busy error never comes back: the
+// statement is retried for as long as ctx lasts, which under a ctx without
+// deadline or cancellation is until the database is free.
 func (r *busyRetry) again(ctx context.Context, err error) (bool, error) {
 	if err == nil {
 		return false, nil
@@ -59,12 +60,8 @@ func (r *busyRetry) again(ctx context.Context, err error) (bool, error) {
 	if !isBusy(err) {
 		return false, err
 	}
-	now := time.Now()
-	if r.started.IsZero() {
-		r.started, r.backoff = now, firstBackoff
-	}
-	if now.Sub(r.started) >= maxBusyWaiting {
-		return false, fmt.Errorf("database stayed locked for %v: %w", maxBusyWaiting, err)
+	if r.backoff == 0 {
+		r.backoff = firstBackoff
 	}
 	wait := r.backoff/2 + rand.N(r.backoff)
 	r.backoff = min(2*r.backoff, maxBackoff)

@@ -78,6 +78,42 @@ func TestBusyDatabaseIsRetriedUntilFree(t *testing.T) {
 	}
 }
 
+// A ctx without a deadline allows every retry: the busy error must not reach
+// the caller however long the database stays locked; only the ctx's end
+// stops the wait.
+func TestBusyDatabaseWithoutDeadlineWaitsForCancel(t *testing.T) {
+	d, path := openFile(t)
+	holdWriteLock(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	const held = 400 * time.Millisecond
+	timer := time.AfterFunc(held, cancel)
+	defer timer.Stop()
+	start := time.Now()
+	_, err := d.Acquire(ctx, "k", newOwner(t), time.Minute)
+	if !errors.Is(err, context.Canceled) || isBusy(err) {
+		t.Fatalf("Acquire on a locked database = %v; want context.Canceled and no busy error", err)
+	}
+	if waited := time.Since(start); waited < held-50*time.Millisecond {
+		t.Fatalf("Acquire gave up after %v, before its context was cancelled", waited)
+	}
+}
+
+// context.Background never ends, so a statement under it waits for the
+// database to be free and then succeeds.
+func TestBusyDatabaseUnderBackgroundIsRetriedUntilFree(t *testing.T) {
+	d, path := openFile(t)
+	unlock := holdWriteLock(t, path)
+	timer := time.AfterFunc(300*time.Millisecond, unlock)
+	defer timer.Stop()
+	owner := newOwner(t)
+	if ok, err := d.Acquire(context.Background(), "k", owner, time.Minute); !ok || err != nil {
+		t.Fatalf("Acquire under context.Background = %v, %v; want success once the write lock is gone", ok, err)
+	}
+	if ok, err := d.Release(context.Background(), "k", owner); !ok || err != nil {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+}
+
 func TestIsBusy(t *testing.T) {
 	d, path := openFile(t)
 	holdWriteLock(t, path)

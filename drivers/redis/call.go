@@ -5,7 +5,7 @@ import "sync"
 // scriptCall is the command of one script call together with the values it
 // points to, in one allocation. go-redis writes *string and *int64
 // arguments as it writes strings and integers, and encoding.BinaryMarshaler
-// ones (keyArg) by the bytes they return; a pointer goes into an interface
+// ones (keyArg) by the bytes they return (and routes by keyArg's String); a pointer goes into an interface
 // without being copied to the heap, so a call needs no box per argument.
 // The calls of Acquire, Release and the other one-shot operations come from
 // callPool, so that they allocate nothing of their own.
@@ -23,6 +23,12 @@ type keyArg []byte
 
 // MarshalBinary returns the key's bytes as they are.
 func (k *keyArg) MarshalBinary() ([]byte, error) { return *k, nil }
+
+// String returns the key as a string. go-redis routes a command by its first
+// key as a string (a ClusterClient hashes it to a slot, a Ring to a shard),
+// and reads an argument that is not one with fmt.Sprint: without this the
+// key would read as "&[123 ...]" and lose its hash tag.
+func (k *keyArg) String() string { return string(*k) }
 
 // callPool recycles scriptCalls, whose key buffer then needs no allocation
 // either.

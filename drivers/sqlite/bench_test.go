@@ -117,7 +117,7 @@ func newBareCycle(b *testing.B) func() {
 		if n, err := res.RowsAffected(); n != 1 || err != nil {
 			b.Fatalf("acquire changed %d rows: %v", n, err)
 		}
-		if _, err := release.ExecContext(ctx, benchKey, owner, now); err != nil {
+		if _, err := release.ExecContext(ctx, benchKey, owner); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -29,6 +29,12 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 	id := acquisitionIDs.Add(1)
 	var r busyRetry
 	for {
+		// Unlike release and extend, acquire may read the clock before the
+		// call waits for the connection and the database: an early now can
+		// only refuse a takeover of a lease that lapsed meanwhile (plain
+		// contention, which the caller retries) and end the new lease no
+		// later than ttl after the commit. Binding it costs less than calling
+		// nowFunc and expiryFunc inside the hottest statement.
 		now := time.Now().UnixNano()
 		res, err := d.acquireStmt.ExecContext(ctx, key, owner, now, expiry(now, ttl), id)
 		var changed int64
@@ -54,9 +60,7 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 // Release frees key if owner holds it and its TTL has not passed. The key's
 // row, and so its token counter, stays.
 func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
-	ok, err := d.update(ctx, "release", d.releaseStmt, func(now int64) []any {
-		return []any{key, owner, now}
-	})
+	ok, err := d.update(ctx, "release", d.releaseStmt, key, owner)
 	if ok {
 		d.hub.notify(key)
 	}
@@ -66,33 +70,29 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 // Extend sets key's expiry to ttl from now if owner holds it and its TTL has
 // not passed. It never takes a free key.
 func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
-	return d.update(ctx, "extend", d.extendStmt, func(now int64) []any {
-		return []any{key, owner, now, expiry(now, ttl)}
-	})
+	return d.update(ctx, "extend", d.extendStmt, key, owner, int64(ttl))
 }
 
 // ForceRelease frees key whoever holds it.
 func (d *Driver) ForceRelease(ctx context.Context, key string) error {
-	ok, err := d.update(ctx, "force release", d.forceStmt, func(int64) []any {
-		return []any{key}
-	})
+	ok, err := d.update(ctx, "force release", d.forceStmt, key)
 	if ok {
 		d.hub.notify(key)
 	}
 	return err
 }
 
-// update runs a guarded UPDATE with the arguments args builds for the current
-// time, and reports whether it changed a row. Each attempt reads the clock
-// afresh: a lock that expired while the database was busy must not be
+// update runs a guarded UPDATE and reports whether it changed a row. The
+// statements read the clock themselves (see nowFunc): a lock that expired
+// while the call waited for the connection or the database must not be
 // released or extended on the strength of an earlier reading.
-func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args func(now int64) []any) (bool, error) {
+func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args ...any) (bool, error) {
 	if d.closed.Load() {
 		return false, ErrClosed
 	}
 	var r busyRetry
 	for {
-		res, err := stmt.ExecContext(ctx, args(time.Now().UnixNano())...)
+		res, err := stmt.ExecContext(ctx, args...)
 		var n int64
 		if err == nil {
 			n, err = res.RowsAffected()
@@ -115,7 +115,7 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	var r busyRetry
 	for {
 		var held bool
-		err := d.existsStmt.QueryRowContext(ctx, key, time.Now().UnixNano(), d.self.scope).Scan(&held)
+		err := d.existsStmt.QueryRowContext(ctx, key, d.self.scope).Scan(&held)
 		if again, err := r.again(ctx, err); !again {
 			if err != nil {
 				return false, d.fail("exists", err)
@@ -138,7 +138,7 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 			token, acquired, exp int64
 			pid                  int64
 		)
-		err := d.inspectStmt.QueryRowContext(ctx, key, time.Now().UnixNano(), d.self.scope).
+		err := d.inspectStmt.QueryRowContext(ctx, key, d.self.scope).
 			Scan(&h.Owner, &token, &acquired, &exp, &pid, &h.Host)
 		if errors.Is(err, sql.ErrNoRows) {
 			return driver.Holder{}, false, nil

@@ -275,11 +275,55 @@ func TestInspect(t *testing.T) {
 
 func TestHugeTTLSaturates(t *testing.T) {
 	backends(t, func(t *testing.T, d *Driver) {
-		mustAcquire(t, d, "k", newOwner(t), time.Duration(1<<63-1))
+		owner := newOwner(t)
+		mustAcquire(t, d, "k", owner, time.Duration(1<<63-1))
 		if held, err := d.Exists(testContext(t), "k"); !held || err != nil {
 			t.Fatalf("Exists = %v, %v; want held", held, err)
 		}
+		if ok, err := d.Extend(testContext(t), "k", owner, time.Duration(1<<63-1)); !ok || err != nil {
+			t.Fatalf("Extend with a huge TTL = %v, %v; want true", ok, err)
+		}
+		if held, err := d.Exists(testContext(t), "k"); !held || err != nil {
+			t.Fatalf("Exists after a huge Extend = %v, %v; want held (a wrapped expiry would be in the past)", held, err)
+		}
 	})
+}
+
+// A call that waits for the Driver's one connection while its lease runs out
+// must judge the lease by the time its statement runs, not the time it was
+// called: Release and Extend of a lease that lapsed in the queue return false.
+func TestLeaseLapsedWhileQueuedIsNotReleasedOrExtended(t *testing.T) {
+	ops := map[string]func(d *Driver, ctx context.Context, owner string) (bool, error){
+		"Release": func(d *Driver, ctx context.Context, owner string) (bool, error) {
+			return d.Release(ctx, "k", owner)
+		},
+		"Extend": func(d *Driver, ctx context.Context, owner string) (bool, error) {
+			return d.Extend(ctx, "k", owner, time.Minute)
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			backends(t, func(t *testing.T, d *Driver) {
+				ctx := testContext(t)
+				owner := newOwner(t)
+				const ttl = 100 * time.Millisecond
+				mustAcquire(t, d, "k", owner, ttl)
+				// Occupy the only connection so that op queues in database/sql.
+				conn, err := d.db.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				timer := time.AfterFunc(3*ttl, func() { _ = conn.Close() })
+				defer timer.Stop()
+				if ok, err := op(d, ctx, owner); ok || err != nil {
+					t.Fatalf("%s of a lease that lapsed while the call was queued = %v, %v; want false", name, ok, err)
+				}
+				if held, err := d.Exists(ctx, "k"); held || err != nil {
+					t.Fatalf("Exists = %v, %v; want free", held, err)
+				}
+			})
+		})
+	}
 }
 
 func TestUnusualKeys(t *testing.T) {

@@ -66,14 +66,16 @@ func sqlString(s string) string {
 }
 
 // sqlRelease clears the owner of a live lock held by owner, keeping the row
-// and its token counter.
+// and its token counter. "Live" is judged by the clock as the statement runs
+// (see nowFunc).
 const sqlRelease = `UPDATE zerotal_lock SET owner = NULL
-WHERE key = ?1 AND owner = ?2 AND expires_ns > ?3`
+WHERE key = ?1 AND owner = ?2 AND expires_ns > ` + nowFunc + `()`
 
-// sqlExtend moves the expiry of a live lock held by owner; a lapsed lock is
-// not revived, even if nobody took it.
-const sqlExtend = `UPDATE zerotal_lock SET expires_ns = ?4
-WHERE key = ?1 AND owner = ?2 AND expires_ns > ?3`
+// sqlExtend moves the expiry of a live lock held by owner to ?3 nanoseconds
+// after the statement runs; a lapsed lock is not revived, even if nobody took
+// it.
+const sqlExtend = `UPDATE zerotal_lock SET expires_ns = ` + expiryFunc + `(?3)
+WHERE key = ?1 AND owner = ?2 AND expires_ns > ` + nowFunc + `()`
 
 // sqlForceRelease clears whoever holds key.
 const sqlForceRelease = `UPDATE zerotal_lock SET owner = NULL
@@ -81,9 +83,9 @@ WHERE key = ?1 AND owner IS NOT NULL`
 
 // liveHolder selects rows whose lock is held now: owned, not expired, and
 // not held by a local process that has exited (such a lock is free to take,
-// so it is not held). ?2 is now, ?3 the caller's pid scope.
-const liveHolder = `key = ?1 AND owner IS NOT NULL AND expires_ns > ?2
-	AND NOT (pid_scope <> '' AND pid_scope = ?3 AND ` + holderGoneFunc + `(pid, pid_start))`
+// so it is not held). ?2 is the caller's pid scope.
+const liveHolder = `key = ?1 AND owner IS NOT NULL AND expires_ns > ` + nowFunc + `()
+	AND NOT (pid_scope <> '' AND pid_scope = ?2 AND ` + holderGoneFunc + `(pid, pid_start))`
 
 // sqlExists reports whether key has a live holder.
 const sqlExists = `SELECT EXISTS (SELECT 1 FROM zerotal_lock WHERE ` + liveHolder + `)`

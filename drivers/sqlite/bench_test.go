@@ -10,7 +10,7 @@ import (
 )
 
 // Each benchmark below works on its own new file database opened by this
-// package (WAL, synchronous=NORMAL, one connection), so only what runs per
+// package (WAL, synchronous=FULL, one connection), so only what runs per
 // iteration differs:
 //
 //   - BenchmarkCycle: Driver.AcquireFenced + Driver.Release.

@@ -61,12 +61,18 @@ type Driver struct {
 	closeOnce sync.Once
 
 	// Background retries of leaveScript for waits whose leave failed.
-	// leavesMu orders starting one against Close's wait for them.
+	// leavesMu orders starting one, and starting an AcquireWait, against
+	// Close's wait for them.
 	leavesCtx  context.Context
 	leavesStop context.CancelFunc
 	leavesMu   sync.Mutex
 	leavesDone bool // Close has begun waiting: start no more
 	leaves     sync.WaitGroup
+
+	// AcquireWait calls running, which Close lets leave the queue before
+	// it cancels leaves and closes the client. Guarded by leavesMu.
+	waits     int
+	waitsIdle chan struct{} // made by Close while waits > 0; closed when they end
 }
 
 // Open connects to the Redis server that url names: redis://host:port/db,
@@ -268,10 +274,12 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 	return h, true, nil
 }
 
-// Close wakes every waiter (their AcquireWait returns ErrClosed), stops the
-// notice listener and, if Open made the client, closes it. It returns the
-// client's close error the first time and nil after that. Locks still held
-// stay until their TTL.
+// Close wakes every waiter (their AcquireWait returns ErrClosed) and waits,
+// up to closeWaitBound, for them to leave the queue, so that a key handed to
+// one meanwhile is passed on rather than held by nobody for its TTL. It then
+// stops the notice listener and, if Open made the client, closes it. It
+// returns the client's close error the first time and nil after that. Locks
+// still held stay until their TTL.
 func (d *Driver) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
@@ -280,7 +288,20 @@ func (d *Driver) Close() error {
 		d.grants.close()
 		d.leavesMu.Lock()
 		d.leavesDone = true
+		var idle chan struct{}
+		if d.waits > 0 {
+			idle = make(chan struct{})
+			d.waitsIdle = idle
+		}
 		d.leavesMu.Unlock()
+		if idle != nil {
+			t := time.NewTimer(closeWaitBound)
+			select {
+			case <-idle:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		d.leavesStop()
 		d.leaves.Wait()
 		if d.ownsClient {

@@ -13,6 +13,9 @@ const (
 	// background, leaveTimeout apart at most, before the waiter's record is
 	// left to its liveness check.
 	leaveRetries = 10
+	// closeWaitBound bounds how long Close waits for woken waiters to
+	// leave: one attempt already in flight and then the leave itself.
+	closeWaitBound = 2 * leaveTimeout
 	// expiryMargin is added to the holder's remaining TTL when the first
 	// waiter schedules its poll, so that the key has expired by then.
 	expiryMargin = time.Millisecond
@@ -33,6 +36,10 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 	if err := d.usableFor(ctx, owner); err != nil {
 		return 0, err
 	}
+	if !d.startWait() {
+		return 0, ErrClosed
+	}
+	defer d.endWait()
 	c := newCall(key, owner)
 	c.ttl = ttlMillis(ttl)
 	slot := d.grants.register(c.lockKey(), owner)
@@ -55,6 +62,12 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 		}
 	}()
 	for {
+		if isClosed(d.closing) {
+			// Close is waiting for this waiter to leave; another
+			// attempt would only keep it waiting longer.
+			d.leave(c)
+			return 0, ErrClosed
+		}
 		token, pttl, first, err := d.waitAttempt(ctx, c, channel)
 		if err != nil {
 			// The script may have run before the call failed: owner
@@ -97,6 +110,29 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 			d.leave(c)
 			return 0, ErrClosed
 		}
+	}
+}
+
+// startWait counts an AcquireWait call that Close must wait for, and
+// reports false when Close has already begun waiting.
+func (d *Driver) startWait() bool {
+	d.leavesMu.Lock()
+	defer d.leavesMu.Unlock()
+	if d.leavesDone {
+		return false
+	}
+	d.waits++
+	return true
+}
+
+// endWait ends what startWait began, waking Close after the last one.
+func (d *Driver) endWait() {
+	d.leavesMu.Lock()
+	defer d.leavesMu.Unlock()
+	d.waits--
+	if d.waits == 0 && d.waitsIdle != nil {
+		close(d.waitsIdle)
+		d.waitsIdle = nil
 	}
 }
 

@@ -78,15 +78,14 @@ func (l *Lock) blockPolling(ctx context.Context, o Options, start time.Time) err
 
 // blockInDriver queues in a driver that hands keys over itself.
 func (l *Lock) blockInDriver(ctx context.Context, o Options, start time.Time) error {
-	if owner, held := l.ownerForAcquire(); held {
+	if l.IsAcquired() {
 		// Already ours: a re-acquire resets the TTL, and waiting in a
-		// queue behind ourselves would deadlock.
+		// queue behind ourselves would deadlock. If it turns out lost,
+		// acquireOnce drops the claim and we queue like anyone else.
 		ok, err := l.acquireOnce(ctx)
-		if err == nil && !ok {
-			l.markLost(owner)
-			return l.blockInDriver(ctx, o, start)
+		if err != nil || ok {
+			return err
 		}
-		return err
 	}
 	deadline := start.Add(o.Timeout)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
@@ -111,23 +110,36 @@ func (l *Lock) blockInDriver(ctx context.Context, o Options, start time.Time) er
 		// The TTL started when the driver handed the key over, somewhere
 		// between called and now. called is a safe anchor after a short
 		// wait; after a long one it would make the lock look expired, so
-		// re-anchor it with one owner-guarded extend.
+		// re-anchor it with one owner-guarded extend — on a context of its
+		// own: the wait's deadline may have passed just as the key arrived,
+		// and a key that arrived in time is ours.
 		sent := called
 		if time.Since(called) > l.ttl/4 {
 			sent = time.Now()
-			ok, err := l.extend(wctx, owner, token)
-			if err != nil || !ok {
-				rctx, rcancel := context.WithTimeout(context.Background(), ReleaseTimeout)
-				_, _ = l.m.d.Release(rctx, l.full, owner)
-				rcancel()
-				if err != nil {
-					return waitErr(ctx, l.m.driverErr("acquire", l.key, err))
-				}
-				continue // lost in the hand-over: queue again
+			actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
+			ok, err := l.extend(actx, owner, token)
+			acancel()
+			switch {
+			case err == nil && !ok:
+				// Lost in the hand-over: give it back and queue again.
+				l.releaseRaw(owner)
+				continue
+			case err != nil && time.Now().Before(called.Add(l.ttl)):
+				sent = called // still within the TTL counted from the call
+			case err != nil:
+				l.releaseRaw(owner)
+				return waitErr(ctx, l.m.driverErr("acquire", l.key, err))
 			}
 		}
 		return l.granted(owner, token, sent)
 	}
+}
+
+// releaseRaw gives back an acquisition the handle never recorded.
+func (l *Lock) releaseRaw(owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), ReleaseTimeout)
+	_, _ = l.m.d.Release(ctx, l.full, owner)
+	cancel()
 }
 
 // waitErr prefers the caller's own ctx error to the driver's report of it.

@@ -24,7 +24,9 @@ type detachedContext struct {
 }
 
 func detach(parent context.Context, deadline time.Time) *detachedContext {
-	return &detachedContext{parent: parent, deadline: deadline}
+	// Values come through WithoutCancel, which hides the parent's
+	// cancellation from context.Cause as well as from Done and Err.
+	return &detachedContext{parent: context.WithoutCancel(parent), deadline: deadline}
 }
 
 func (c *detachedContext) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -66,7 +68,9 @@ func (c *detachedContext) Err() error {
 
 func (c *detachedContext) Value(key any) any { return c.parent.Value(key) }
 
-// stop releases the timer, if Done made one.
+// stop releases the timer, if Done made one. A context that outlives its
+// call (a driver that kept it) then just never reports its deadline: the
+// release it was made for is over.
 func (c *detachedContext) stop() {
 	c.mu.Lock()
 	if c.timer != nil {

@@ -29,13 +29,13 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 	m, f := newTestManager(t)
 	ctx := context.Background()
 	noop := func(context.Context) error { return nil }
-	long := strings.Repeat("k", 1024-len(prefix)+1)
+	long := strings.Repeat("k", MaxKeyLen+1)
 	cases := []struct {
 		name, field string
 		run         func() error
 	}{
 		{"empty key", "key", func() error { return m.NewLock("", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
-		{"key over 1KiB with prefix", "key", func() error { return m.NewLock(long, time.Second).Run(ctx, ModeTry, Options{}, noop) }},
+		{"key over 1KiB", "key", func() error { return m.NewLock(long, time.Second).Run(ctx, ModeTry, Options{}, noop) }},
 		{"invalid UTF-8", "key", func() error { return m.NewLock("a\xffb", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
 		{"NUL in key", "key", func() error { return m.NewLock("a\x00b", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
 		{"ttl under 1ms", "ttl", func() error { return m.NewLock("k", time.Millisecond-1).Run(ctx, ModeTry, Options{}, noop) }},

@@ -106,11 +106,14 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 
 // acquireOnce makes one attempt. The caller holds l.op.
 func (l *Lock) acquireOnce(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err // the caller's ctx has ended: not worth a round trip
+	}
 	owner, wasHeld := l.ownerForAcquire()
 	sent := time.Now()
 	token, ok, err := l.m.acquire(ctx, l.full, owner, l.ttl)
 	if err != nil {
-		return false, l.m.driverErr("acquire", l.key, err)
+		return false, waitErr(ctx, l.m.driverErr("acquire", l.key, err))
 	}
 	if !ok {
 		if wasHeld {
@@ -118,33 +121,40 @@ func (l *Lock) acquireOnce(ctx context.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	return true, l.granted(owner, token, sent)
+	if err := l.granted(owner, token, sent); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // ownerForAcquire keeps the current owner token when the handle holds the
-// lock (a re-acquire resets the TTL), and mints a fresh one otherwise.
+// lock (a re-acquire resets the TTL), and mints a fresh one otherwise: once
+// the client-side expiry has passed, the next acquisition is a new one, with
+// its own token.
 func (l *Lock) ownerForAcquire() (owner string, held bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.held {
+	if l.held && time.Now().Before(l.expires) {
 		return l.owner, true
 	}
 	return newOwner(), false
 }
 
-// granted records a successful acquisition sent at sent.
+// granted records a successful acquisition sent at sent. The handle's
+// state is set before it is tracked, so the manager never sees it half made.
 func (l *Lock) granted(owner string, token uint64, sent time.Time) error {
-	if !l.m.track(l) {
-		// Close ran while the acquire was in flight: give the key back at
-		// once rather than leave it to its TTL.
-		ctx, cancel := context.WithTimeout(context.Background(), ReleaseTimeout)
-		_, _ = l.m.d.Release(ctx, l.full, owner)
-		cancel()
-		return ErrClosed
-	}
 	l.mu.Lock()
 	l.owner, l.token, l.held, l.expires = owner, token, true, sent.Add(l.ttl)
 	l.mu.Unlock()
+	if !l.m.track(l) {
+		// Close ran while the acquire was in flight: give the key back at
+		// once rather than leave it to its TTL.
+		l.mu.Lock()
+		l.held = false
+		l.mu.Unlock()
+		l.releaseRaw(owner)
+		return ErrClosed
+	}
 	return nil
 }
 
@@ -166,7 +176,9 @@ func (l *Lock) markLost(owner string) {
 // It never frees another owner's lock. It runs on a context detached from
 // ctx's cancellation and bounded by ReleaseTimeout, so a cancelled request
 // still frees its lock. The handle stops claiming the lock even when the
-// backend fails; the lock then expires by its TTL.
+// backend fails; the lock then expires by its TTL. After Manager.Close,
+// which has already released everything, it is a no-op that returns nil,
+// so that a deferred Release never turns a clean shutdown into an error.
 func (l *Lock) Release(ctx context.Context) error {
 	if err := validateCtx(ctx); err != nil {
 		return err
@@ -274,17 +286,24 @@ func (l *Lock) refresh(ctx context.Context) (bool, error) {
 		if expired {
 			l.markLost(owner)
 		}
-		return false, l.m.driverErr("refresh", l.key, err)
+		return false, waitErr(ctx, l.m.driverErr("refresh", l.key, err))
 	}
 	if !ok {
 		l.markLost(owner)
 		return false, nil
 	}
+	expires := sent.Add(l.ttl)
 	l.mu.Lock()
-	if l.held && l.owner == owner {
-		l.expires = sent.Add(l.ttl)
+	mine := l.held && l.owner == owner
+	if mine {
+		l.expires = expires
 	}
 	l.mu.Unlock()
+	if mine {
+		// A refresh by hand inside fn moves fn's deadline as the
+		// refresher's do (a no-op when no Run is under way).
+		l.m.expiry.update(l, expires)
+	}
 	return true, nil
 }
 
@@ -300,9 +319,7 @@ func (l *Lock) extend(ctx context.Context, owner string, token uint64) (bool, er
 		if err != nil || !ok || got == token {
 			return ok, err
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
-		_, _ = l.m.d.Release(rctx, l.full, owner)
-		cancel()
+		l.releaseRaw(owner)
 		return false, nil
 	default:
 		return l.m.d.Acquire(ctx, l.full, owner, l.ttl)

@@ -28,11 +28,12 @@ type Manager struct {
 	life context.Context
 	kill context.CancelCauseFunc
 
-	mu     sync.Mutex
-	closed atomic.Bool        // set under mu; read without it on fast paths
-	held   map[*Lock]struct{} // locks this manager holds now, for Close
-	wg     sync.WaitGroup     // refreshers
-	expiry expiryQueue        // cancels work whose lock's client-side expiry passed
+	mu      sync.Mutex
+	closed  atomic.Bool        // set under mu; read without it on fast paths
+	held    map[*Lock]struct{} // locks this manager holds now, for Close
+	sweepAt int                // len(held) at which sweep runs next
+	wg      sync.WaitGroup     // refreshers
+	expiry  expiryQueue        // cancels work whose lock's client-side expiry passed
 }
 
 // NewManager returns a Manager that takes locks on d, prepending prefix to
@@ -40,12 +41,13 @@ type Manager struct {
 func NewManager(d driver.Driver, prefix string) *Manager {
 	life, kill := context.WithCancelCause(context.Background())
 	m := &Manager{
-		d:      d,
-		prefix: prefix,
-		pfxErr: validatePrefix(prefix),
-		life:   life,
-		kill:   kill,
-		held:   make(map[*Lock]struct{}),
+		d:       d,
+		prefix:  prefix,
+		pfxErr:  validatePrefix(prefix),
+		life:    life,
+		kill:    kill,
+		held:    make(map[*Lock]struct{}),
+		sweepAt: minSweep,
 	}
 	if d == nil {
 		m.pfxErr = &InvalidArgumentError{Field: "driver", Reason: "must not be nil"}
@@ -74,7 +76,7 @@ func (m *Manager) NewLock(key string, ttl time.Duration) *Lock {
 	case m.pfxErr != nil:
 		l.err = m.pfxErr
 	default:
-		if l.err = validateKey(m.prefix, key); l.err == nil {
+		if l.err = validateKey(key); l.err == nil {
 			l.err = validateTTL(ttl)
 		}
 	}
@@ -123,6 +125,18 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
+// startRefresher counts a refresher in, unless the manager is closed: under
+// m.mu, so Close's wait for refreshers never races with a new one.
+func (m *Manager) startRefresher() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		return false
+	}
+	m.wg.Add(1)
+	return true
+}
+
 // track records that l is held, so Close can release it. It fails when the
 // manager is closed, which closes the gap between an acquire that was in
 // flight and Close's snapshot.
@@ -133,8 +147,31 @@ func (m *Manager) track(l *Lock) bool {
 		return false
 	}
 	m.held[l] = struct{}{}
+	if len(m.held) >= m.sweepAt {
+		m.sweep()
+	}
 	return true
 }
+
+// sweep forgets handles whose client-side expiry has passed: a handle that
+// was acquired and left to expire (a legitimate way to throttle) must not
+// stay in the map forever. Sweeping when the map has doubled since the last
+// sweep keeps the cost constant per track. The caller holds m.mu.
+func (m *Manager) sweep() {
+	now := time.Now()
+	for l := range m.held {
+		l.mu.Lock()
+		gone := !l.held || !now.Before(l.expires)
+		l.mu.Unlock()
+		if gone {
+			delete(m.held, l)
+		}
+	}
+	m.sweepAt = max(minSweep, 2*len(m.held))
+}
+
+// minSweep is the size of the held map below which it is never swept.
+const minSweep = 64
 
 func (m *Manager) untrack(l *Lock) {
 	m.mu.Lock()

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -63,23 +64,39 @@ func (l *Lock) runHeld(ctx context.Context, o Options, fn func(context.Context) 
 	if o.Refresh {
 		stop, done = make(chan struct{}), make(chan struct{})
 	}
+	if o.Refresh && !l.m.startRefresher() {
+		cancel(ErrClosed)
+		return l.abandon(ctx, ErrClosed)
+	}
 	l.mu.Lock()
 	if !l.held || l.m.closed.Load() {
 		// Close got here first and has released, or is about to release,
 		// the lock: running fn now would run it unprotected.
 		l.mu.Unlock()
 		cancel(ErrClosed)
-		return &LostError{Key: l.key, Cause: ErrClosed}
+		if o.Refresh {
+			l.m.wg.Done()
+		}
+		return l.abandon(ctx, ErrClosed)
 	}
 	l.cancel, l.stop = cancel, stop
 	expires := l.expires
 	l.mu.Unlock()
+	if !time.Now().Before(expires) {
+		// The acquire itself took the whole TTL: the lock may already be
+		// someone else's, so fn must not start.
+		l.stopRun(&LostError{Key: l.key, Cause: errTTLPassed})
+		if o.Refresh {
+			close(done) // the refresher never started
+			l.m.wg.Done()
+		}
+		return l.abandon(ctx, &LostError{Key: l.key, Cause: errTTLPassed})
+	}
 
 	// The local view never outlives the real lock: at the client-side
 	// expiry, fn's context ends, unless a refresh pushes it out first.
 	l.m.expiry.add(l, expires, cancel)
 	if o.Refresh {
-		l.m.wg.Add(1)
 		go l.refreshLoop(o.RefreshEvery, stop, done, cancel)
 	}
 
@@ -114,21 +131,41 @@ func (l *Lock) finish(ctx, runCtx context.Context, done chan struct{}, fnErr err
 
 	// The engine itself set cause, so a type check suffices (and, unlike
 	// errors.As, costs no allocation on this path).
+	var bad error
 	lost, _ := cause.(*LostError)
 	switch {
 	case lost != nil:
+		bad = lost
 	case errors.Is(cause, ErrClosed) || (l.m.closed.Load() && !stillMine):
-		lost = &LostError{Key: l.key, Cause: ErrClosed}
+		bad = l.closedErr()
 	case !stillMine || (!released && relErr == nil):
-		lost = &LostError{Key: l.key}
-	}
-	switch {
-	case lost != nil:
-		return errors.Join(fnErr, lost)
+		bad = &LostError{Key: l.key}
 	case relErr != nil:
-		return errors.Join(fnErr, relErr)
+		bad = relErr
+	default:
+		return fnErr
 	}
-	return fnErr
+	if fnErr == nil {
+		return bad
+	}
+	return errors.Join(fnErr, bad)
+}
+
+// closedErr is what a Run interrupted by Manager.Close reports: Close has
+// cancelled fn and released the lock.
+func (l *Lock) closedErr() error {
+	return fmt.Errorf("lock: %q: manager closed while fn ran: %w", l.key, ErrClosed)
+}
+
+// abandon gives back a lock whose fn will not run, and returns why.
+func (l *Lock) abandon(ctx context.Context, why error) error {
+	l.op.Lock()
+	_, _ = l.release(ctx)
+	l.op.Unlock()
+	if errors.Is(why, ErrClosed) {
+		return l.closedErr()
+	}
+	return why
 }
 
 // refreshLoop extends the lock every `every` while fn runs. A refresh that
@@ -137,7 +174,12 @@ func (l *Lock) finish(ctx, runCtx context.Context, done chan struct{}, fnErr err
 func (l *Lock) refreshLoop(every time.Duration, stop, done chan struct{}, cancel context.CancelCauseFunc) {
 	defer l.m.wg.Done()
 	defer close(done)
-	t := time.NewTimer(every)
+	// The first refresh must come before the client-side expiry even when
+	// the acquire (a long Block hand-off, say) used up part of the TTL.
+	l.mu.Lock()
+	first := min(every, time.Until(l.expires)/2)
+	l.mu.Unlock()
+	t := time.NewTimer(max(first, 0))
 	defer t.Stop()
 	for {
 		select {
@@ -156,10 +198,6 @@ func (l *Lock) refreshLoop(every time.Duration, stop, done chan struct{}, cancel
 		cancelAttempt()
 		switch {
 		case err == nil && ok:
-			l.mu.Lock()
-			expires = l.expires
-			l.mu.Unlock()
-			l.m.expiry.update(l, expires)
 			t.Reset(every)
 		case err == nil:
 			cancel(&LostError{Key: l.key})

@@ -10,15 +10,21 @@ import (
 	"github.com/zerotal/lock/core/driver"
 )
 
+// MaxKeyLen is the longest key a caller may use: 1 KiB, whatever the prefix.
+const MaxKeyLen = 1024
+
+// MaxPrefixLen is the longest key prefix a manager may use. Together they
+// make up driver.MaxKeyLen, the longest key a driver is ever given.
+const MaxPrefixLen = driver.MaxKeyLen - MaxKeyLen
+
 // validateKey checks a caller's key against the limits every driver relies
-// on. prefix is counted because drivers see prefix+key.
-func validateKey(prefix, key string) error {
+// on. The prefix does not count: it was checked once, by validatePrefix.
+func validateKey(key string) error {
 	switch {
 	case key == "":
 		return &InvalidArgumentError{Field: "key", Reason: "must not be empty"}
-	case len(prefix)+len(key) > driver.MaxKeyLen:
-		return &InvalidArgumentError{Field: "key", Reason: fmt.Sprintf(
-			"is %d bytes with its %d-byte prefix; the limit is %d", len(prefix)+len(key), len(prefix), driver.MaxKeyLen)}
+	case len(key) > MaxKeyLen:
+		return &InvalidArgumentError{Field: "key", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(key), MaxKeyLen)}
 	case !utf8.ValidString(key):
 		return &InvalidArgumentError{Field: "key", Reason: "must be valid UTF-8 (use lock.Key to encode arbitrary values)"}
 	case strings.IndexByte(key, 0) >= 0:
@@ -31,8 +37,8 @@ func validateKey(prefix, key string) error {
 // reported on the first call instead of corrupting keys.
 func validatePrefix(prefix string) error {
 	switch {
-	case len(prefix) >= driver.MaxKeyLen:
-		return &InvalidArgumentError{Field: "prefix", Reason: fmt.Sprintf("is %d bytes; it must leave room for keys within %d", len(prefix), driver.MaxKeyLen)}
+	case len(prefix) > MaxPrefixLen:
+		return &InvalidArgumentError{Field: "prefix", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(prefix), MaxPrefixLen)}
 	case !utf8.ValidString(prefix):
 		return &InvalidArgumentError{Field: "prefix", Reason: "must be valid UTF-8"}
 	case strings.IndexByte(prefix, 0) >= 0:

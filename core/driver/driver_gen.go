@@ -8,8 +8,8 @@ import (
 )
 
 // MaxKeyLen is the longest key, prefix included, that the engine passes to a
-// driver: 1 KiB.
-const MaxKeyLen = 1024
+// driver: a caller's key of up to 1 KiB behind a prefix of up to 256 bytes.
+const MaxKeyLen = 1280
 
 // MinTTL is the shortest TTL the engine passes to a driver.
 const MinTTL = time.Millisecond

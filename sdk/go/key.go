@@ -39,8 +39,8 @@ const (
 //     #true and #false; []byte and [N]byte #x0a1b (hex); nil, nil pointers
 //     and nil interfaces #nil.
 //   - A value whose type implements encoding.TextMarshaler (time.Time, a
-//     UUID, netip.Addr) is #t(type:text), with its type name and its text
-//     encoded as strings.
+//     UUID, netip.Addr) is #t(type:text), with its type's full name
+//     (package path included) and its text encoded as strings.
 //   - Slices, arrays and structs are #(part:part:...) with their elements or
 //     fields in order (a nil slice is an empty one); maps are
 //     #m(key:value:...) sorted by encoded key; pointers and interfaces are
@@ -110,6 +110,11 @@ func (e *keyEncoder) value(b []byte, v reflect.Value, depth int) []byte {
 		return append(b, "#deep"...)
 	}
 	e.budget--
+	// A pointer is the value it points to, text-encoded values included:
+	// Key(t) and Key(&t) are the same part.
+	for v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Type().Implements(textMarshaler) {
+		v = v.Elem()
+	}
 	if out, ok := appendText(b, v); ok {
 		return out
 	}
@@ -186,10 +191,19 @@ func appendText(b []byte, v reflect.Value) ([]byte, bool) {
 		return b, false
 	}
 	b = append(b, "#t("...)
-	b = appendString(b, v.Type().String())
+	b = appendString(b, typeName(v.Type()))
 	b = append(b, ':')
 	b = appendString(b, string(text))
 	return append(b, ')'), true
+}
+
+// typeName names t with its full package path, so that two packages'
+// types of the same short name (x.ID, one in each) stay apart.
+func typeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
 }
 
 // marshalText calls m.MarshalText, turning a failure or a panic into false:

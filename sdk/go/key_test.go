@@ -43,7 +43,7 @@ func TestKeyEncoding(t *testing.T) {
 		{[]any{point{1, 2}}, "#(#1:#2)"},
 		{[]any{map[string]int{"b": 2, "a": 1}}, "#m(a:#1:b:#2)"},
 		{[]any{at}, "#t(time.Time:2024-05-06T07%3A08%3A09Z)"},
-		{[]any{netip.MustParseAddr("::1")}, "#t(netip.Addr:%3A%3A1)"},
+		{[]any{netip.MustParseAddr("::1")}, "#t(net/netip.Addr:%3A%3A1)"},
 	}
 	for _, c := range cases {
 		if got := Key(c.parts...); got != c.want {
@@ -256,5 +256,16 @@ func BenchmarkKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = Key("invoice", 12345, "tenant:acme")
+	}
+}
+
+func TestKeyOfAPointerIsKeyOfItsValue(t *testing.T) {
+	at := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	if Key(at) != Key(&at) {
+		t.Fatalf("Key(t) = %q but Key(&t) = %q", Key(at), Key(&at))
+	}
+	n := 7
+	if Key(n) != Key(&n) {
+		t.Fatalf("Key(7) = %q but Key(&7) = %q", Key(n), Key(&n))
 	}
 }

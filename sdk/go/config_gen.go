@@ -23,7 +23,8 @@ type Config struct {
 
 	// Prefix is prepended to every key at the driver boundary, so that
 	// several applications can share one backend. An empty Prefix means the
-	// default; use New with WithPrefix("") for no prefix at all.
+	// default; use New with WithPrefix("") for no prefix at all. A prefix is
+	// at most 256 bytes, and does not count against a key's 1 KiB.
 	//
 	// Default: "zerotal_lock:". Environment: LOCK_PREFIX.
 	Prefix string `json:"prefix"`

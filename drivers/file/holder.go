@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"sync"
+
+	"github.com/zerotal/lock/core/driver/process"
 )
 
 // holderRecord is the JSON content of lease entry 0: who took the lock. The
@@ -26,7 +28,7 @@ type holderRecord struct {
 
 // process identifies the running process well enough for another process on
 // the same host to tell later whether it is still alive.
-type process struct {
+type holderProcess struct {
 	pid   int
 	start uint64 // 0 when the platform cannot tell
 	scope string // "" when unknown: this process then never judges pids
@@ -35,19 +37,19 @@ type process struct {
 
 var (
 	selfOnce sync.Once
-	self     process
+	self     holderProcess
 )
 
 // currentProcess returns this process's identity, read once: none of it
 // changes while the process runs.
-func currentProcess() process {
+func currentProcess() holderProcess {
 	selfOnce.Do(func() {
 		host, err := os.Hostname()
 		if err != nil {
 			host = ""
 		}
 		pid := os.Getpid()
-		self = process{pid: pid, start: processStart(pid), scope: pidScope(), host: host}
+		self = holderProcess{pid: pid, start: process.StartTime(pid), scope: process.Scope(), host: host}
 	})
 	return self
 }
@@ -55,7 +57,7 @@ func currentProcess() process {
 // recordPrefix returns the JSON of the parts of a holder record that are the
 // same for every lock p takes, without the closing brace, so that writing a
 // record per acquisition is appending three fields.
-func recordPrefix(p process) []byte {
+func recordPrefix(p holderProcess) []byte {
 	b, err := json.Marshal(struct {
 		PID      int    `json:"pid"`
 		PIDStart uint64 `json:"pid_start,omitempty"`
@@ -121,5 +123,5 @@ func holderGone(r holderRecord) bool {
 	if me.scope == "" || r.Scope != me.scope || r.Host != me.host {
 		return false
 	}
-	return processGone(r.PID, r.PIDStart)
+	return process.Exited(r.PID, r.PIDStart)
 }

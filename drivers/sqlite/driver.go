@@ -18,7 +18,7 @@ var ErrClosed = errors.New("sqlite lock driver: closed")
 type Driver struct {
 	path   string // as given to Open, for error messages
 	db     *sql.DB
-	self   process
+	self   holderProcess
 	hub    *hub
 	hubKey string // the hub's key in the registry; "" for a private hub
 

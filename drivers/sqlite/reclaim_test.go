@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/core/driver/process"
 )
 
 func TestDeadHolderIsReclaimedBeforeTTL(t *testing.T) {
@@ -97,7 +98,7 @@ func TestReclaimChecksPidStartTimeAndScope(t *testing.T) {
 		t.Fatalf("no process identity on Linux: start %d, scope %q", self.start, self.scope)
 	}
 	parent := int64(os.Getppid())
-	parentStart := processStart(int(parent))
+	parentStart := int64(process.StartTime(int(parent)))
 	if parentStart == 0 {
 		t.Fatal("cannot read the parent's start time")
 	}
@@ -138,15 +139,5 @@ func TestReclaimChecksPidStartTimeAndScope(t *testing.T) {
 				t.Fatalf("token after reclaim %d; want the fake holder's 7 + 1", token)
 			}
 		})
-	}
-}
-
-func TestReadStat(t *testing.T) {
-	start, state, err := readStat(os.Getpid())
-	if err != nil || start <= 0 || !strings.ContainsRune("RSD", rune(state)) {
-		t.Fatalf("readStat(self) = %d, %q, %v", start, state, err)
-	}
-	if _, _, err := readStat(int(exitedPID(t))); err == nil {
-		t.Fatal("readStat of an exited process succeeded")
 	}
 }

@@ -39,7 +39,7 @@ const createTable = `CREATE TABLE IF NOT EXISTS zerotal_lock (
 //   - p's identity (pid, start time, scope, host) is the same in every
 //     acquire of this process, so it is written into the statement text,
 //     once, rather than bound as four parameters on every call.
-func acquireSQL(p process) string {
+func acquireSQL(p holderProcess) string {
 	identity := strconv.Itoa(p.pid) + ", " + strconv.FormatInt(p.start, 10) + ", " +
 		sqlString(p.scope) + ", " + sqlString(p.host)
 	return `INSERT INTO zerotal_lock

@@ -36,7 +36,7 @@ func TestAcquireLeavesNoNotedTokens(t *testing.T) {
 
 func TestAcquireSQLQuotesProcessIdentity(t *testing.T) {
 	d := openPath(t, MemoryPath)
-	odd := process{pid: 42, start: 7, scope: "boot'id/pid:[1]", host: "o'neil's host"}
+	odd := holderProcess{pid: 42, start: 7, scope: "boot'id/pid:[1]", host: "o'neil's host"}
 	stmt, err := d.db.Prepare(acquireSQL(odd))
 	if err != nil {
 		t.Fatalf("acquire statement for %+v does not compile: %v", odd, err)
@@ -46,7 +46,7 @@ func TestAcquireSQLQuotesProcessIdentity(t *testing.T) {
 	if _, err := stmt.Exec("k", newOwner(t), now, now+int64(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
-	var got process
+	var got holderProcess
 	err = d.db.QueryRow(`SELECT pid, pid_start, pid_scope, host FROM zerotal_lock WHERE key = 'k'`).
 		Scan(&got.pid, &got.start, &got.scope, &got.host)
 	if err != nil || got != odd {

@@ -1,4 +1,4 @@
-package file
+package process
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"syscall"
 )
 
-// pidScope identifies the boot and pid namespace of this process: a pid and a
-// start time recorded by another process mean the same process only when it
-// had the same scope.
-func pidScope() string {
+// Scope identifies this boot and this process's pid namespace. A (pid, start
+// time) recorded by another process names the same process only when it was
+// recorded in the same scope. It is "" when it cannot be read.
+func Scope() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
@@ -29,9 +29,9 @@ func pidScope() string {
 	return id + "/" + ns
 }
 
-// processStart returns the start time of pid in clock ticks after boot, or 0
+// StartTime returns the start time of pid in clock ticks after boot, or 0
 // when it cannot be read.
-func processStart(pid int) uint64 {
+func StartTime(pid int) uint64 {
 	start, _, err := readStat(pid)
 	if err != nil {
 		return 0
@@ -66,12 +66,12 @@ func readStat(pid int) (start uint64, state byte, err error) {
 	return start, fields[0][0], nil
 }
 
-// processGone reports whether the process recorded as (pid, start) has
-// certainly exited: no such pid, a zombie (exited, not yet collected by its
-// parent), or a pid now used by a process that started at another time (the
-// pid was recycled). A start of 0 means it was not recorded; then only a
-// missing pid counts.
-func processGone(pid int, start uint64) bool {
+// Exited reports whether the process recorded as (pid, start), in this
+// scope, has certainly exited: no such pid, a zombie (exited, not yet
+// collected by its parent), or a pid now used by a process that started at
+// another time (the pid was recycled). A start of 0 means it was not
+// recorded; then only a missing pid counts.
+func Exited(pid int, start uint64) bool {
 	if pid <= 0 || pid > math.MaxInt32 {
 		return false
 	}

@@ -32,8 +32,10 @@ type Manager struct {
 	closed  atomic.Bool        // set under mu; read without it on fast paths
 	held    map[*Lock]struct{} // locks this manager holds now, for Close
 	sweepAt int                // len(held) at which sweep runs next
-	wg      sync.WaitGroup     // refreshers
-	expiry  expiryQueue        // cancels work whose lock's client-side expiry passed
+	// closeDone is closed when the first Close has finished.
+	closeDone chan struct{}
+	wg        sync.WaitGroup // refreshers
+	expiry    expiryQueue    // cancels work whose lock's client-side expiry passed
 }
 
 // NewManager returns a Manager that takes locks on d, prepending prefix to
@@ -41,13 +43,14 @@ type Manager struct {
 func NewManager(d driver.Driver, prefix string) *Manager {
 	life, kill := context.WithCancelCause(context.Background())
 	m := &Manager{
-		d:       d,
-		prefix:  prefix,
-		pfxErr:  validatePrefix(prefix),
-		life:    life,
-		kill:    kill,
-		held:    make(map[*Lock]struct{}),
-		sweepAt: minSweep,
+		d:         d,
+		prefix:    prefix,
+		pfxErr:    validatePrefix(prefix),
+		life:      life,
+		kill:      kill,
+		held:      make(map[*Lock]struct{}),
+		sweepAt:   minSweep,
+		closeDone: make(chan struct{}),
 	}
 	if d == nil {
 		m.pfxErr = &InvalidArgumentError{Field: "driver", Reason: "must not be nil"}
@@ -95,9 +98,11 @@ func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed.Load() {
 		m.mu.Unlock()
+		<-m.closeDone // a concurrent Close returns once the first is done
 		return nil
 	}
 	m.closed.Store(true)
+	defer close(m.closeDone)
 	held := make([]*Lock, 0, len(m.held))
 	for l := range m.held {
 		held = append(held, l)

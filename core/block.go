@@ -15,6 +15,8 @@ func (l *Lock) Block(ctx context.Context, o Options) error {
 	if err := l.usable(ctx); err != nil {
 		return err
 	}
+	// Refresh belongs to Run; a handle's Block neither uses nor checks it.
+	o.Refresh, o.RefreshEvery = false, 0
 	o, err := o.resolve(l.ttl)
 	if err != nil {
 		return err

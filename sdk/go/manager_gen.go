@@ -55,7 +55,7 @@ func (m *Manager) Try(ctx context.Context, key string, ttl time.Duration, fn fun
 	if m == nil || m.engine == nil {
 		return m.unusable()
 	}
-	return runLocked(ctx, m.engine.NewLock(key, ttl), core.ModeTry, coreOptions(opts), fn)
+	return m.engine.NewLock(key, ttl).Run(ctx, core.ModeTry, coreOptions(opts), fn)
 }
 
 // Block waits for key to be free, up to WithTimeout (default: the TTL),
@@ -68,7 +68,7 @@ func (m *Manager) Block(ctx context.Context, key string, ttl time.Duration, fn f
 	if m == nil || m.engine == nil {
 		return m.unusable()
 	}
-	return runLocked(ctx, m.engine.NewLock(key, ttl), core.ModeBlock, coreOptions(opts), fn)
+	return m.engine.NewLock(key, ttl).Run(ctx, core.ModeBlock, coreOptions(opts), fn)
 }
 
 // Make returns a handle on key with the given TTL, for flows that need

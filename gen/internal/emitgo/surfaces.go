@@ -11,9 +11,9 @@ import (
 
 // Names the generated code shares with the hand-written glue.
 const (
-	engineField = "engine"    // a wrapper's core value
-	errField    = "err"       // why a wrapper without an engine is unusable, when known
-	runFunc     = "runLocked" // runs fn under a core lock, for //lock:run methods (sdk/go/context.go)
+	engineField = "engine" // a wrapper's core value
+	errField    = "err"    // why a wrapper without an engine is unusable, when known
+	coreRun     = "Run"    // the core lock's method that runs fn under it, for //lock:run methods
 )
 
 // surfaces emits one file per wrapped API type (manager_gen.go,
@@ -102,9 +102,8 @@ func (e *emitter) methodBody(s model.Surface, m model.Method, r string) ([]jen.C
 		p := m.Params // ctx, key, ttl, fn, opts: checked by the model
 		return []jen.Code{
 			guard,
-			jen.Return(jen.Id(runFunc).Call(
+			jen.Return(engine.Clone().Dot(maker.CoreName).Call(jen.Id(p[1].Name), jen.Id(p[2].Name)).Dot(coreRun).Call(
 				jen.Id(p[0].Name),
-				engine.Clone().Dot(maker.CoreName).Call(jen.Id(p[1].Name), jen.Id(p[2].Name)),
 				jen.Qual(e.l.Core.Path, m.RunMode),
 				e.applyOptions(p[4].Type.Name, jen.Id(p[4].Name)),
 				jen.Id(p[3].Name),

@@ -14,6 +14,14 @@ const MaxKeyLen = 1280
 // MinTTL is the shortest TTL the engine passes to a driver.
 const MinTTL = time.Millisecond
 
+// MaxTTL is the longest TTL the engine passes to a driver: 365 days. Every
+// backend and runtime can store it exactly (it is under 2^35 ms, so it fits
+// Lua's doubles, JavaScript's numbers and a 32-bit count of seconds), and a
+// longer lease is almost always a unit mistake. The engine rejects longer
+// TTLs before any driver call, so a driver may convert a TTL to its own unit
+// without checking for overflow.
+const MaxTTL = 8760 * time.Hour
+
 // Driver is the contract every lock backend implements.
 type Driver interface {
 	// Acquire takes key for owner for ttl if the key is free or its previous

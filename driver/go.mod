@@ -1,0 +1,3 @@
+module github.com/zerotal/lock/driver
+
+go 1.26

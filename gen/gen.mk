@@ -1,15 +1,16 @@
 # Code generation, included by the root Makefile (-include gen/gen.mk).
 #
-# lockgen reads spec/ and writes the *_gen.go files of core/, core/driver/
-# and sdk/go/, and the C ABI: sdk/cshared/exports_gen.go, its public header
-# sdk/cshared/zerotal_lock.h and the Python client's ctypes module
-# sdk/python/zerotal_lock/_abi_gen.py. It checks by default and writes only
-# with -w.
+# lockgen reads spec/ and writes the *_gen.go files of sdk/go/ and driver/,
+# and the C ABI: sdk/cshared/exports_gen.go, its public header
+# sdk/cshared/zerotal_lock.h, the Python client's ctypes module
+# sdk/python/zerotal_lock/_abi_gen.py and the Node.js package's koffi
+# binding sdk/node/lib/abi_gen.js with its declarations abi_gen.d.ts. It
+# checks by default and writes only with -w.
 
 GO ?= go
 LOCKGEN := $(GO) run ./gen/cmd/lockgen
 # The generated files, as git pathspecs (git's * matches across /).
-GENERATED := 'core/*_gen.go' 'sdk/go/*_gen.go' 'sdk/cshared/*_gen.go' 'sdk/cshared/zerotal_lock.h' 'sdk/python/*_gen.py'
+GENERATED := 'driver/*_gen.go' 'sdk/go/*_gen.go' 'sdk/cshared/*_gen.go' 'sdk/cshared/zerotal_lock.h' 'sdk/python/*_gen.py' 'sdk/node/lib/*_gen.js' 'sdk/node/lib/*_gen.d.ts'
 
 # The C ABI's build: the library, its header and its pkg-config file.
 CSHARED_DIR := sdk/cshared/build

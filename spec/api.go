@@ -8,9 +8,9 @@ import (
 )
 
 // Package lists the package-level functions of package lock. Those marked
-// //lock:default run on Default(); those marked //lock:glue are written by
-// hand in sdk/go, and the generator emits compile-time checks that their
-// signatures match these.
+// //lock:default run on Default(); the others without a directive call the
+// hand-written implementation of the same name with a lower-case first
+// letter (or the one //lock:impl names).
 //
 //lock:package
 type Package interface {
@@ -19,15 +19,21 @@ type Package interface {
 	// ErrInvalidArgument that names the valid ones; a backend that cannot be
 	// opened gives a *DriverError.
 	//
-	//lock:glue
 	//lock:c zl_open
 	Open(cfg Config) (Manager, error)
+
+	// OpenWith is Open with manager options, which apply over cfg: an
+	// observer (WithObserver), a logger (WithLogger), or a prefix
+	// (WithPrefix, which wins over cfg.Prefix).
+	//
+	//lock:c - its options are Go values: C opens managers with zl_open
+	OpenWith(cfg Config, opts ...ManagerOption) (Manager, error)
 
 	// New returns a Manager on a driver of your own, with the prefix
 	// "zerotal_lock:" unless WithPrefix says otherwise. The Manager owns d:
 	// its Close closes d.
 	//
-	//lock:glue
+	//lock:impl newManager
 	//lock:c - a driver is a Go value: C opens drivers by name with zl_open
 	New(d driver.Driver, opts ...ManagerOption) Manager
 
@@ -42,7 +48,7 @@ type Package interface {
 	// Try, Block and Make. It is opened on first use from ConfigFromEnv();
 	// if that fails, every call on it returns the error.
 	//
-	//lock:glue
+	//lock:impl defaultManager
 	//lock:c - C has no process-wide manager: open one with zl_open
 	Default() Manager
 
@@ -50,7 +56,6 @@ type Package interface {
 	// makes the next Default() open one from the environment again. The
 	// previous default is not closed.
 	//
-	//lock:glue
 	//lock:c - C has no process-wide manager: open one with zl_open
 	SetDefault(m Manager)
 
@@ -78,7 +83,6 @@ type Package interface {
 	// FromContext returns the lock held by the Try or Block whose fn
 	// received ctx (or a context derived from it), for its Token or Key.
 	//
-	//lock:glue
 	//lock:c - a C callback receives its lock handle as an argument
 	FromContext(ctx context.Context) (ManagedLock, bool)
 
@@ -94,11 +98,42 @@ type Package interface {
 	//lock:c - every C function returns its code
 	CodeOf(err error) Code
 
-	// Key builds a canonical key from structured parts: distinct sequences
-	// of parts give distinct keys, so ("invoice", 7), ("invoice_7") and
-	// ("invoice", "7") are three different locks.
+	// Key builds a canonical key from structured parts: distinct sequences of
+	// parts give distinct keys, so ("invoice", 7), ("invoice_7") and
+	// ("invoice", "7") are three different locks. Key accepts any values and
+	// never panics, and its result is valid UTF-8 without NUL bytes, as keys
+	// must be. With no parts it returns "", which Try and the others reject as
+	// an empty key.
 	//
-	//lock:glue
+	// Parts are joined with ':' and encoded by value:
+	//
+	//   - A string is itself, with '%', ':', ')', control characters and bytes
+	//     that are not valid UTF-8 percent-encoded (%3A), and a leading '#'
+	//     too; the empty string is #"". So Key("invoice", 7) is "invoice:#7".
+	//   - Every other value starts with '#', which no encoded string does.
+	//     Integers of any type are #7 or #-7 (int64(7) and uint8(7) are the
+	//     same number, so the same part); floats are #f0.5 in their shortest
+	//     exact form (#fNaN for every NaN); complex numbers #c(1+2i); booleans
+	//     #true and #false; []byte and [N]byte #x0a1b (hex); nil, nil pointers
+	//     and nil interfaces #nil.
+	//   - A value whose type implements encoding.TextMarshaler (time.Time, a
+	//     UUID, netip.Addr) is #t(type:text), with its type's full name
+	//     (package path included) and its text encoded as strings.
+	//   - Slices, arrays and structs are #(part:part:...) with their elements or
+	//     fields in order (a nil slice is an empty one); maps are
+	//     #m(key:value:...) sorted by encoded key; pointers and interfaces are
+	//     the value they point to.
+	//
+	// Two kinds of value have no canonical form, and Key says so rather than
+	// pretending: functions, channels and unsafe pointers become
+	// #func@<address>, #chan@<address> or #unsafe.Pointer@<address>, an
+	// identity that means something only inside one process (and is shared by
+	// every closure of one function literal); and a value nested more than 32
+	// levels deep or made of more than 4096 values, such as a cyclic one,
+	// becomes #deep where it crosses the bound (its key is then too long for
+	// any driver anyway).
+	//
+	//lock:impl encodeKey
 	//lock:c - its parts are Go values of any type: build keys in the host language
 	Key(parts ...any) string
 }
@@ -113,7 +148,7 @@ type Package interface {
 // it: a holder whose lock expired can never free or extend the next holder's
 // lock.
 //
-//lock:wrap core.Manager
+//lock:type
 //lock:c zl_manager
 type Manager interface {
 	// Close stops the refreshers, cancels the context of every fn still
@@ -143,7 +178,6 @@ type Manager interface {
 	// the TTL had passed. Try never reports success for work that did not
 	// run under the lock.
 	//
-	//lock:run ModeTry
 	//lock:c zl_try
 	Try(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
@@ -154,7 +188,6 @@ type Manager interface {
 	// them the key is free; polling every WithRetryDelay is only the
 	// fallback.
 	//
-	//lock:run ModeBlock
 	//lock:c zl_block_run
 	Block(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error
 
@@ -162,7 +195,7 @@ type Manager interface {
 	// explicit Acquire and Release. It does not acquire anything; an invalid
 	// key or TTL is reported by the handle's methods.
 	//
-	//lock:core NewLock
+	//lock:impl newLock
 	//lock:c zl_make
 	Make(key string, ttl time.Duration) ManagedLock
 }
@@ -172,7 +205,7 @@ type Manager interface {
 // is safe for concurrent use: operations that talk to the driver are
 // serialised per handle, and the accessors never wait for the driver.
 //
-//lock:wrap core.Lock
+//lock:type
 //lock:c zl_lock
 type ManagedLock interface {
 	// Acquire tries once to take the lock and reports whether it did: false

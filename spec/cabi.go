@@ -1,5 +1,7 @@
 package spec
 
+import "time"
+
 // ABI is the C ABI of zerotal lock: the same engine and drivers as the Go
 // API, for C and for every language that can call C. Its functions are the
 // Go API's (zl_open is Open, zl_try is Manager.Try, zl_acquire is
@@ -109,4 +111,58 @@ type ABI interface {
 	//
 	//lock:c zl_cancel
 	Cancel(l ManagedLock) error
+
+	// Hold takes key in the background and holds it until told to let go,
+	// for callers that must not block a thread while they wait or while they
+	// work: an event loop. It returns at once with a new lock handle; a
+	// library goroutine waits for the key as zl_block_run does (opts: the
+	// timeout, default the TTL, and timeout_set with timeout_ms 0 for a single
+	// attempt as zl_try makes; the retry delay; refresh), then holds it, with
+	// the engine's background refresh when opts asks for it and its
+	// client-side expiry, until zl_cancel or zl_free ends the hold.
+	//
+	// The handle tells how the hold goes, without waiting: zl_is_acquired
+	// turns 1 once the key is held and 0 again once it is lost or let go;
+	// zl_lost turns 1 once the work must stop (the lock was lost, the manager
+	// is closing, or zl_cancel was called); zl_hold_done turns 1 once the hold
+	// has ended and nothing it took is held any more. The accessors (zl_key,
+	// zl_owner, zl_token, zl_expires_at) describe the held lock, and
+	// zl_refresh, zl_acquire and zl_release work on it as on the handle lent
+	// to a callback; before the key is held, zl_refresh reports 0 and calls
+	// that would take the key are refused with ZL_CANCELED. Every change is signalled on the manager's zl_notify_fd
+	// descriptors, so an event loop sleeps until there is something to read.
+	//
+	// zl_cancel ends the hold in the background: a wait stops (the hold ends
+	// with ZL_CANCELED), a held lock is released. zl_free ends it too, waits
+	// for the end, frees the handle and returns the outcome: ZL_OK when the
+	// lock was held from the grant until it was let go, ZL_LOST when it was
+	// lost meanwhile (whatever ended the hold), ZL_NOT_ACQUIRED when the wait
+	// ran out, ZL_CANCELED when it was cancelled first, ZL_CLOSED when the
+	// manager closed, ZL_INVALID_ARGUMENT for a bad key, TTL or option. After
+	// zl_hold_done reports 1, zl_free returns at once.
+	//
+	//lock:c zl_hold
+	Hold(m Manager, key string, ttl time.Duration, opts ...Option) (ManagedLock, error)
+
+	// HoldDone reports whether the hold l (a handle made by zl_hold) has
+	// ended: its wait failed or was cancelled, or its lock was let go or lost
+	// and the library is done with the backend. zl_free then returns the
+	// outcome at once.
+	//
+	//lock:c zl_hold_done out=done
+	HoldDone(l ManagedLock) (bool, error)
+
+	// NotifyFD returns a new file descriptor that becomes readable whenever a
+	// hold of the manager m changes (granted, lost, ended), for an event loop
+	// to watch instead of polling. It is one end of a Unix socket pair: read
+	// and discard what is there, then look at the holds with zl_hold_done,
+	// zl_is_acquired and zl_lost. Wake-ups coalesce (a byte may stand for
+	// several changes, and none is written while unread ones wait), so read
+	// until the descriptor would block and check every hold you wait on. The
+	// caller owns the descriptor and closes it; zl_close closes the library's
+	// ends, so the descriptor then reads end-of-file. Each call makes a new
+	// descriptor, and every one is signalled.
+	//
+	//lock:c zl_notify_fd out=fd
+	NotifyFD(m Manager) (int, error)
 }

@@ -7,11 +7,23 @@ package spec
 //
 //lock:config
 type Config struct {
-	// Driver names the backend: "memory" (one lock table per process, shared
-	// by every Manager of the process), "sqlite" (one host, across
-	// processes), "redis" (across hosts) or "file" (a lock directory, across
-	// the processes that share it).
-	Driver string `default:"memory" env:"LOCK_DRIVER" json:"driver" oneof:"memory sqlite redis file"`
+	// URL names the driver by its scheme and configures it with the rest:
+	// "memory:", "sqlite:///var/lib/app/locks.db" (or "sqlite:locks.db",
+	// relative), "file:///var/lock/app", "redis://host:6379/0" ("rediss://"
+	// for TLS, "unix:///path/redis.sock"), "redis+sentinel://" and
+	// "redis+cluster://" with several nodes, "postgres://" and "etcd://".
+	// Each driver's documentation gives its URL's form and parameters;
+	// unknown parameters are refused, and no error repeats a password. When
+	// URL is set it wins over Driver and the per-driver fields.
+	URL string `env:"LOCK_URL" json:"url"`
+
+	// Driver names the backend when URL is empty: "memory" (one lock table
+	// per process, shared by every Manager of the process), "sqlite" (one
+	// host, across processes), "redis" (across hosts), "file" (a lock
+	// directory, across the processes that share it), or any other driver a
+	// package registered (driver.Register), such as "postgres" or "etcd". A
+	// driver is available once its package is imported; "memory" always is.
+	Driver string `default:"memory" env:"LOCK_DRIVER" json:"driver"`
 
 	// Prefix is prepended to every key at the driver boundary, so that
 	// several applications can share one backend. An empty Prefix means the

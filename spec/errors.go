@@ -77,10 +77,45 @@ type NotAcquiredError struct {
 // work ran, so the work was not provably exclusive. errors.Is(err, ErrLost) is
 // true for it.
 //
-//lock:format lock: {Key:q} lost while held[: {Cause}]
+//lock:format lock: {Key:q} lost while held: {Reason}[ (fencing token {Token} holds it now)][, failing since {Since}][: {Cause}]
 type LostError struct {
-	Key   string // the caller's key, without the prefix
-	Cause error  // why, when known (a failed refresh's error, ErrClosed); may be nil
+	Key    string     // the caller's key, without the prefix
+	Reason LostReason // why the lock was lost
+	Token  uint64     // LostTakenOver: the new holder's fencing token, when the driver has tokens
+	Since  time.Time  // LostUnreachable: when the refreshes began to fail
+	Cause  error      // the backend's last error, or ErrClosed; may be nil
+}
+
+// LostReason says why a lock was lost: the Reason of a [LostError].
+type LostReason int
+
+// LostReasons is the table of LostReason values: each field is one constant,
+// with its number (value, stable once published) and its words (text, what
+// String returns and a LostError's message says).
+//
+//lock:enum LostReason
+type LostReasons struct {
+	// LostExpired means the TTL passed without a refresh: the work outlived
+	// the TTL with refresh off, or the acquire itself took the whole TTL.
+	LostExpired LostReason `value:"1" text:"its TTL passed before it was refreshed"`
+
+	// LostTakenOver means the backend says another owner holds the key now.
+	LostTakenOver LostReason `value:"2" text:"another owner holds the key now"`
+
+	// LostGone means the backend no longer had the lock and nobody holds the
+	// key: it was force-released, expired on the server, or lost by the
+	// backend (a restart without persistence, a failover).
+	LostGone LostReason `value:"3" text:"the backend no longer had it (force-released, expired there, or lost by the backend)"`
+
+	// LostUnreachable means every refresh failed until the TTL passed.
+	LostUnreachable LostReason `value:"4" text:"the backend failed every refresh until the TTL passed"`
+
+	// LostReleased means the handle itself released the lock, or took it
+	// again under a new owner, while the work ran.
+	LostReleased LostReason `value:"5" text:"its own handle released it, or took it again under a new owner, while the work ran"`
+
+	// LostClosed means the manager closed while the work ran.
+	LostClosed LostReason `value:"6" text:"the manager closed"`
 }
 
 // InvalidArgumentError reports bad input, such as an empty key, a TTL under a

@@ -3,11 +3,12 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	lock "github.com/zerotal/lock/sdk/go"
 )
 
@@ -15,11 +16,14 @@ import (
 // external acceptance tests compile against exactly these, so this file
 // fails to compile if the spec or the glue drifts from them.
 var (
-	_ func() lock.Config                                       = lock.ConfigFromEnv
-	_ func(lock.Config) (*lock.Manager, error)                 = lock.Open
-	_ func(driver.Driver, ...lock.ManagerOption) *lock.Manager = lock.New
-	_ func(string) lock.ManagerOption                          = lock.WithPrefix
-	_ func(*lock.Manager) error                                = (*lock.Manager).Close
+	_ func() lock.Config                                              = lock.ConfigFromEnv
+	_ func(lock.Config) (*lock.Manager, error)                        = lock.Open
+	_ func(driver.Driver, ...lock.ManagerOption) *lock.Manager        = lock.New
+	_ func(string) lock.ManagerOption                                 = lock.WithPrefix
+	_ func(lock.Observer) lock.ManagerOption                          = lock.WithObserver
+	_ func(*slog.Logger) lock.ManagerOption                           = lock.WithLogger
+	_ func(lock.Config, ...lock.ManagerOption) (*lock.Manager, error) = lock.OpenWith
+	_ func(*lock.Manager) error                                       = (*lock.Manager).Close
 
 	_ func(*lock.Manager, context.Context, string, time.Duration, func(context.Context) error, ...lock.Option) error = (*lock.Manager).Try
 	_ func(*lock.Manager, context.Context, string, time.Duration, func(context.Context) error, ...lock.Option) error = (*lock.Manager).Block

@@ -26,6 +26,32 @@ func BenchmarkTry(b *testing.B) {
 	}
 }
 
+// BenchmarkTryObserved is BenchmarkTry with an Observer whose every
+// function is set and does nothing: the cost of the hook itself, which
+// BenchmarkTry (no Observer) must not pay.
+func BenchmarkTryObserved(b *testing.B) {
+	nop := lock.Observer{
+		Start:        func(ctx context.Context, _ lock.Call) context.Context { return ctx },
+		End:          func(context.Context, lock.Call, error) {},
+		Waiting:      func(context.Context, lock.Call) {},
+		Acquire:      func(context.Context, lock.AcquireEvent) {},
+		Refresh:      func(context.Context, lock.RefreshEvent) {},
+		Lost:         func(context.Context, lock.LostEvent) {},
+		Release:      func(context.Context, lock.ReleaseEvent) {},
+		BackendError: func(context.Context, lock.BackendErrorEvent) {},
+	}
+	m := lock.New(memory.New(), lock.WithObserver(nop))
+	defer m.Close()
+	ctx := context.Background()
+	fn := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Try(ctx, "bench", time.Minute, fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkTryParallel runs Try cycles on distinct keys from every P.
 func BenchmarkTryParallel(b *testing.B) {
 	m := lock.New(memory.New())

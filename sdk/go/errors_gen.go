@@ -2,43 +2,49 @@
 
 package lock
 
-import "github.com/zerotal/lock/core"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // Code is a stable numeric error code. A code never changes meaning once
 // published: the C ABI and other runtimes see the same numbers. [CodeOf] maps
 // any error to its code, and [Code.HTTPStatus] to the HTTP status a server
 // should answer with.
-type Code = core.Code
+type Code int
 
 // The error codes. Their numbers are part of the public contract: a code never
 // changes meaning once published.
 const (
 	// CodeOK means success: the error is nil.
-	CodeOK = core.CodeOK
+	CodeOK Code = 0
 	// CodeNotAcquired means the key is held by another owner: Try and Acquire
 	// found it held, or Block's wait ran out.
-	CodeNotAcquired = core.CodeNotAcquired
+	CodeNotAcquired Code = 1
 	// CodeLost means the lock stopped being held by its owner while the work ran
 	// (a refresh found it gone, refreshes failed until the TTL passed, or fn
 	// outlived the TTL), so the work was not provably exclusive.
-	CodeLost = core.CodeLost
+	CodeLost Code = 2
 	// CodeInvalidArgument means bad input, rejected before any backend call.
-	CodeInvalidArgument = core.CodeInvalidArgument
+	CodeInvalidArgument Code = 3
 	// CodeClosed means the manager (or its driver) is closed.
-	CodeClosed = core.CodeClosed
+	CodeClosed Code = 4
 	// CodeInvalidHandle means an unknown, freed or wrong-kind handle was passed to
 	// the C ABI.
-	CodeInvalidHandle = core.CodeInvalidHandle
+	CodeInvalidHandle Code = 5
 	// CodeDriver means the backend failed.
-	CodeDriver = core.CodeDriver
+	CodeDriver Code = 6
 	// CodeCanceled means the caller's context was cancelled.
-	CodeCanceled = core.CodeCanceled
+	CodeCanceled Code = 7
 	// CodeDeadlineExceeded means the caller's context deadline passed.
-	CodeDeadlineExceeded = core.CodeDeadlineExceeded
+	CodeDeadlineExceeded Code = 8
 	// CodeCallback means the function run under the lock returned an error.
-	CodeCallback = core.CodeCallback
+	CodeCallback Code = 9
 	// CodeInternal means a bug: a panic inside the library was contained.
-	CodeInternal = core.CodeInternal
+	CodeInternal Code = 10
 )
 
 // The sentinel errors, matched with errors.Is.
@@ -48,45 +54,268 @@ var (
 	//
 	// CodeNotAcquired means the key is held by another owner: Try and Acquire
 	// found it held, or Block's wait ran out.
-	ErrNotAcquired = core.ErrNotAcquired
+	ErrNotAcquired = errors.New("lock: not acquired")
 	// ErrLost is the sentinel error of [CodeLost], matched with errors.Is: every
 	// [*LostError] matches it.
 	//
 	// CodeLost means the lock stopped being held by its owner while the work ran
 	// (a refresh found it gone, refreshes failed until the TTL passed, or fn
 	// outlived the TTL), so the work was not provably exclusive.
-	ErrLost = core.ErrLost
+	ErrLost = errors.New("lock: lost")
 	// ErrInvalidArgument is the sentinel error of [CodeInvalidArgument], matched
 	// with errors.Is: every [*InvalidArgumentError] matches it.
 	//
 	// CodeInvalidArgument means bad input, rejected before any backend call.
-	ErrInvalidArgument = core.ErrInvalidArgument
+	ErrInvalidArgument = errors.New("lock: invalid argument")
 	// ErrClosed is the sentinel error of [CodeClosed], matched with errors.Is.
 	//
 	// CodeClosed means the manager (or its driver) is closed.
-	ErrClosed = core.ErrClosed
+	ErrClosed = errors.New("lock: closed")
 )
+
+// String returns the code's name, such as "NotAcquired".
+func (c Code) String() string {
+	switch c {
+	case CodeOK:
+		return "OK"
+	case CodeNotAcquired:
+		return "NotAcquired"
+	case CodeLost:
+		return "Lost"
+	case CodeInvalidArgument:
+		return "InvalidArgument"
+	case CodeClosed:
+		return "Closed"
+	case CodeInvalidHandle:
+		return "InvalidHandle"
+	case CodeDriver:
+		return "Driver"
+	case CodeCanceled:
+		return "Canceled"
+	case CodeDeadlineExceeded:
+		return "DeadlineExceeded"
+	case CodeCallback:
+		return "Callback"
+	case CodeInternal:
+		return "Internal"
+	}
+	return "Code(" + strconv.Itoa(int(c)) + ")"
+}
+
+// HTTPStatus returns the HTTP status a server should answer with for an error
+// with this code; 500 for a code it does not know.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case CodeOK:
+		return 200
+	case CodeNotAcquired, CodeLost:
+		return 409
+	case CodeInvalidArgument, CodeInvalidHandle:
+		return 400
+	case CodeClosed, CodeDriver:
+		return 503
+	case CodeCanceled:
+		return 499
+	case CodeDeadlineExceeded:
+		return 504
+	case CodeCallback, CodeInternal:
+		return 500
+	}
+	return 500
+}
+
+// LostReason says why a lock was lost: the Reason of a [LostError].
+type LostReason int
+
+// The values of LostReason.
+const (
+	// LostExpired means the TTL passed without a refresh: the work outlived
+	// the TTL with refresh off, or the acquire itself took the whole TTL.
+	LostExpired LostReason = 1
+	// LostTakenOver means the backend says another owner holds the key now.
+	LostTakenOver LostReason = 2
+	// LostGone means the backend no longer had the lock and nobody holds the
+	// key: it was force-released, expired on the server, or lost by the
+	// backend (a restart without persistence, a failover).
+	LostGone LostReason = 3
+	// LostUnreachable means every refresh failed until the TTL passed.
+	LostUnreachable LostReason = 4
+	// LostReleased means the handle itself released the lock, or took it
+	// again under a new owner, while the work ran.
+	LostReleased LostReason = 5
+	// LostClosed means the manager closed while the work ran.
+	LostClosed LostReason = 6
+)
+
+// String returns the value in words.
+func (r LostReason) String() string {
+	switch r {
+	case LostExpired:
+		return "its TTL passed before it was refreshed"
+	case LostTakenOver:
+		return "another owner holds the key now"
+	case LostGone:
+		return "the backend no longer had it (force-released, expired there, or lost by the backend)"
+	case LostUnreachable:
+		return "the backend failed every refresh until the TTL passed"
+	case LostReleased:
+		return "its own handle released it, or took it again under a new owner, while the work ran"
+	case LostClosed:
+		return "the manager closed"
+	}
+	return fmt.Sprintf("LostReason(%d)", int(r))
+}
 
 // NotAcquiredError reports contention: the key was held by another owner
 // (Try, Acquire), or Block waited its whole timeout without getting it.
 // errors.Is(err, ErrNotAcquired) is true for it; a server should answer 409
 // Conflict.
-type NotAcquiredError = core.NotAcquiredError
+type NotAcquiredError struct {
+	Key    string        // the caller's key, without the prefix
+	Waited time.Duration // how long Block waited; 0 for Try and Acquire
+}
+
+// Error returns the message: lock: "<Key>" not acquired[ after waiting
+// <Waited>], with the bracketed parts only when their field is set.
+func (e *NotAcquiredError) Error() string {
+	msg := fmt.Sprintf("lock: %q not acquired", e.Key)
+	if e.Waited != 0 {
+		msg += fmt.Sprintf(" after waiting %v", e.Waited)
+	}
+	return msg
+}
+
+// Is reports whether target is ErrNotAcquired, so that errors.Is(err,
+// ErrNotAcquired) holds for every *NotAcquiredError.
+func (e *NotAcquiredError) Is(target error) bool {
+	return target == ErrNotAcquired
+}
+
+// Code returns CodeNotAcquired.
+func (e *NotAcquiredError) Code() Code {
+	return CodeNotAcquired
+}
+
+// HTTPStatus returns 409, the HTTP status of CodeNotAcquired.
+func (e *NotAcquiredError) HTTPStatus() int {
+	return 409
+}
 
 // LostError reports that the lock stopped being held by this owner while its
 // work ran, so the work was not provably exclusive. errors.Is(err, ErrLost) is
 // true for it.
-type LostError = core.LostError
+type LostError struct {
+	Key    string     // the caller's key, without the prefix
+	Reason LostReason // why the lock was lost
+	Token  uint64     // LostTakenOver: the new holder's fencing token, when the driver has tokens
+	Since  time.Time  // LostUnreachable: when the refreshes began to fail
+	Cause  error      // the backend's last error, or ErrClosed; may be nil
+}
+
+// Error returns the message: lock: "<Key>" lost while held: <Reason>[ (fencing
+// token <Token> holds it now)][, failing since <Since>][: <Cause>], with the
+// bracketed parts only when their field is set.
+func (e *LostError) Error() string {
+	msg := fmt.Sprintf("lock: %q lost while held: %v", e.Key, e.Reason)
+	if e.Token != 0 {
+		msg += fmt.Sprintf(" (fencing token %v holds it now)", e.Token)
+	}
+	if !e.Since.IsZero() {
+		msg += fmt.Sprintf(", failing since %s", e.Since.Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	if e.Cause != nil {
+		msg += fmt.Sprintf(": %v", e.Cause)
+	}
+	return msg
+}
+
+// Is reports whether target is ErrLost, so that errors.Is(err, ErrLost) holds
+// for every *LostError.
+func (e *LostError) Is(target error) bool {
+	return target == ErrLost
+}
+
+// Unwrap returns Cause, for errors.Is and errors.As.
+func (e *LostError) Unwrap() error {
+	return e.Cause
+}
+
+// Code returns CodeLost.
+func (e *LostError) Code() Code {
+	return CodeLost
+}
+
+// HTTPStatus returns 409, the HTTP status of CodeLost.
+func (e *LostError) HTTPStatus() int {
+	return 409
+}
 
 // InvalidArgumentError reports bad input, such as an empty key, a TTL under a
 // millisecond, a negative timeout or a nil function. It is returned before any
 // backend call, so nothing held is touched. errors.Is(err,
 // ErrInvalidArgument) is true for it.
-type InvalidArgumentError = core.InvalidArgumentError
+type InvalidArgumentError struct {
+	Field  string // the argument or option at fault, e.g. "key", "ttl", "timeout"
+	Reason string // what is wrong with it
+}
+
+// Error returns the message: lock: invalid <Field>: <Reason>.
+func (e *InvalidArgumentError) Error() string {
+	return fmt.Sprintf("lock: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidArgument, so that errors.Is(err,
+// ErrInvalidArgument) holds for every *InvalidArgumentError.
+func (e *InvalidArgumentError) Is(target error) bool {
+	return target == ErrInvalidArgument
+}
+
+// Code returns CodeInvalidArgument.
+func (e *InvalidArgumentError) Code() Code {
+	return CodeInvalidArgument
+}
+
+// HTTPStatus returns 400, the HTTP status of CodeInvalidArgument.
+func (e *InvalidArgumentError) HTTPStatus() int {
+	return 400
+}
 
 // DriverError reports a backend failure, wrapped with the operation and the
 // caller's key. It never matches ErrNotAcquired: a failure is not contention.
-type DriverError = core.DriverError
+type DriverError struct {
+	Op  string // "acquire", "release", "extend", "force release", "exists", "inspect", "open <driver>"
+	Key string // the caller's key, without the prefix; "" when opening
+	Err error  // the driver's error
+}
+
+// Error returns the message: lock: <Op>[ "<Key>"]: <Err>, with the bracketed
+// parts only when their field is set.
+func (e *DriverError) Error() string {
+	msg := fmt.Sprintf("lock: %s", e.Op)
+	if e.Key != "" {
+		msg += fmt.Sprintf(" %q", e.Key)
+	}
+	msg += fmt.Sprintf(": %v", e.Err)
+	return msg
+}
+
+// Unwrap returns Err, for errors.Is and errors.As.
+func (e *DriverError) Unwrap() error {
+	return e.Err
+}
+
+// Code returns CodeDriver.
+func (e *DriverError) Code() Code {
+	return CodeDriver
+}
+
+// HTTPStatus returns 503, the HTTP status of CodeDriver.
+func (e *DriverError) HTTPStatus() int {
+	return 503
+}
+
+// rankNone is above every rank in CodeOf's precedence: no code found yet.
+const rankNone = 4
 
 // CodeOf returns the code of err: CodeOK for nil, the code of the
 // library's error in err's tree, the context's code for the caller's
@@ -106,5 +335,64 @@ type DriverError = core.DriverError
 //
 // An error with none of them gives CodeCallback.
 func CodeOf(err error) Code {
-	return core.CodeOf(err)
+	if err == nil {
+		return CodeOK
+	}
+	c, _ := classify(err, CodeCallback, rankNone)
+	return c
+}
+
+// classify walks err's tree and returns the code of lowest rank in it, the
+// outermost among equals; best and rank are what the walk has found so far.
+func classify(err error, best Code, rank int) (Code, int) {
+	if c, r := codeAt(err); r > 0 && r < rank {
+		best, rank = c, r
+	}
+	switch u := err.(type) {
+	case interface {
+		Unwrap() error
+	}:
+		if inner := u.Unwrap(); inner != nil {
+			best, rank = classify(inner, best, rank)
+		}
+	case interface {
+		Unwrap() []error
+	}:
+		for _, inner := range u.Unwrap() {
+			if inner != nil {
+				best, rank = classify(inner, best, rank)
+			}
+		}
+	}
+	return best, rank
+}
+
+// codeAt returns the code and rank of err itself, without looking inside it;
+// rank 0 means it has none.
+func codeAt(err error) (Code, int) {
+	switch err {
+	case ErrNotAcquired:
+		return CodeNotAcquired, 1
+	case ErrLost:
+		return CodeLost, 1
+	case ErrInvalidArgument:
+		return CodeInvalidArgument, 1
+	case ErrClosed:
+		return CodeClosed, 1
+	case context.Canceled:
+		return CodeCanceled, 2
+	case context.DeadlineExceeded:
+		return CodeDeadlineExceeded, 2
+	}
+	switch err.(type) {
+	case *NotAcquiredError:
+		return CodeNotAcquired, 1
+	case *LostError:
+		return CodeLost, 1
+	case *InvalidArgumentError:
+		return CodeInvalidArgument, 1
+	case *DriverError:
+		return CodeDriver, 3
+	}
+	return CodeOK, 0
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	"github.com/zerotal/lock/drivers/memory"
 	lock "github.com/zerotal/lock/sdk/go"
 )

@@ -20,41 +20,8 @@ const (
 	maxKeyValues = 4096
 )
 
-// Key builds a canonical key from structured parts: distinct sequences of
-// parts give distinct keys, so ("invoice", 7), ("invoice_7") and
-// ("invoice", "7") are three different locks. Key accepts any values and
-// never panics, and its result is valid UTF-8 without NUL bytes, as keys
-// must be. With no parts it returns "", which Try and the others reject as
-// an empty key.
-//
-// Parts are joined with ':' and encoded by value:
-//
-//   - A string is itself, with '%', ':', ')', control characters and bytes
-//     that are not valid UTF-8 percent-encoded (%3A), and a leading '#'
-//     too; the empty string is #"". So Key("invoice", 7) is "invoice:#7".
-//   - Every other value starts with '#', which no encoded string does.
-//     Integers of any type are #7 or #-7 (int64(7) and uint8(7) are the
-//     same number, so the same part); floats are #f0.5 in their shortest
-//     exact form (#fNaN for every NaN); complex numbers #c(1+2i); booleans
-//     #true and #false; []byte and [N]byte #x0a1b (hex); nil, nil pointers
-//     and nil interfaces #nil.
-//   - A value whose type implements encoding.TextMarshaler (time.Time, a
-//     UUID, netip.Addr) is #t(type:text), with its type's full name
-//     (package path included) and its text encoded as strings.
-//   - Slices, arrays and structs are #(part:part:...) with their elements or
-//     fields in order (a nil slice is an empty one); maps are
-//     #m(key:value:...) sorted by encoded key; pointers and interfaces are
-//     the value they point to.
-//
-// Two kinds of value have no canonical form, and Key says so rather than
-// pretending: functions, channels and unsafe pointers become
-// #func@<address>, #chan@<address> or #unsafe.Pointer@<address>, an
-// identity that means something only inside one process (and is shared by
-// every closure of one function literal); and a value nested more than 32
-// levels deep or made of more than 4096 values, such as a cyclic one,
-// becomes #deep where it crosses the bound (its key is then too long for
-// any driver anyway).
-func Key(parts ...any) string {
+// encodeKey is Key.
+func encodeKey(parts []any) string {
 	if len(parts) == 0 {
 		return ""
 	}

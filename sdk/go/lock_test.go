@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -10,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	"github.com/zerotal/lock/drivers/memory"
 	lock "github.com/zerotal/lock/sdk/go"
 )
@@ -62,11 +63,11 @@ func TestPrefixDefaults(t *testing.T) {
 }
 
 func TestOpenSelectsDriversAndRejectsUnknownOnes(t *testing.T) {
-	_, err := lock.Open(lock.Config{Driver: "etcd"})
+	_, err := lock.Open(lock.Config{Driver: "carrier-pigeon"})
 	if err == nil {
 		t.Fatal("Open accepted an unknown driver")
 	}
-	for _, name := range []string{"etcd", "memory", "sqlite", "redis", "file"} {
+	for _, name := range []string{"carrier-pigeon", "memory"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not mention %q", err, name)
 		}
@@ -219,6 +220,36 @@ func TestLostWithoutRefreshAndKeptWithRefresh(t *testing.T) {
 	}
 	if err := m.Try(ctx, "k", ttl, work, lock.WithRefreshEvery(5*time.Millisecond)); err != nil {
 		t.Fatalf("with refresh every 5ms: err = %v", err)
+	}
+}
+
+// A loss to another owner names the new holder's fencing token, and the
+// reason and token are fields, not only words.
+func TestLostToAnotherOwnerNamesItsToken(t *testing.T) {
+	ctx := context.Background()
+	d := memory.New()
+	m := lock.New(d)
+	t.Cleanup(func() { _ = m.Close() })
+	other := lock.New(d)
+	t.Cleanup(func() { _ = other.Close() })
+	var thief *lock.ManagedLock
+	err := m.Try(ctx, "k", time.Minute, func(ctx context.Context) error {
+		if err := other.Make("k", time.Minute).ForceRelease(ctx); err != nil {
+			return err
+		}
+		thief = other.Make("k", time.Minute)
+		if ok, err := thief.Acquire(ctx); !ok || err != nil {
+			return fmt.Errorf("the thief's acquire = %v, %v", ok, err)
+		}
+		<-ctx.Done()
+		return nil
+	}, lock.WithRefreshEvery(5*time.Millisecond))
+	var lost *lock.LostError
+	if !errors.As(err, &lost) || lost.Reason != lock.LostTakenOver || lost.Token == 0 || lost.Token != thief.Token() {
+		t.Fatalf("err = %#v; want LostTakenOver with the thief's token %d", err, thief.Token())
+	}
+	if want := fmt.Sprintf("(fencing token %d holds it now)", thief.Token()); !strings.Contains(err.Error(), want) {
+		t.Errorf("message %q does not say %q", err, want)
 	}
 }
 

@@ -3,79 +3,124 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
-	"github.com/zerotal/lock/core"
-	"github.com/zerotal/lock/core/driver"
-	"github.com/zerotal/lock/drivers/file"
-	"github.com/zerotal/lock/drivers/memory"
-	"github.com/zerotal/lock/drivers/redis"
-	"github.com/zerotal/lock/drivers/sqlite"
+	"github.com/zerotal/lock/driver"
+	_ "github.com/zerotal/lock/drivers/memory" // the default driver, registered by its init
 )
 
-// Open returns a Manager on the driver cfg names, with cfg's empty fields
-// set to their defaults. An unknown driver gives an error matching
-// ErrInvalidArgument that names the valid ones; a backend that cannot be
-// opened gives a *DriverError.
-//
-// Every Manager opened with the "memory" driver shares the process-wide lock
-// table, so they exclude each other; use New(memory.New()) for a private
-// table.
-func Open(cfg Config) (*Manager, error) {
+// open is Open.
+func open(cfg Config) (*Manager, error) {
+	return openWith(cfg, nil)
+}
+
+// openWith is OpenWith: it names the driver and the URL that configures it,
+// from cfg.URL or from cfg.Driver and its fields, and asks the registry to
+// open it. opts apply over cfg: a WithPrefix among them wins over
+// cfg.Prefix.
+func openWith(cfg Config, opts []ManagerOption) (*Manager, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	d, err := openDriver(cfg)
+	target, err := cfg.target()
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{engine: core.NewManager(d, cfg.Prefix)}, nil
+	opener, ok := driver.Lookup(target.driver)
+	if !ok {
+		return nil, unregistered(target.driver, target.named)
+	}
+	d, err := opener.OpenURL(target.url)
+	switch {
+	case errors.Is(err, driver.ErrBadURL):
+		return nil, &InvalidArgumentError{Field: target.field, Reason: err.Error()}
+	case err != nil:
+		return nil, &DriverError{Op: "open " + target.driver, Err: err}
+	case d == nil:
+		return nil, &DriverError{Op: "open " + target.driver, Err: errors.New("its Opener returned no driver and no error")}
+	}
+	o := newManagerOptions(append([]ManagerOption{WithPrefix(cfg.Prefix)}, opts...))
+	m := newEngine(d, o.prefix)
+	m.observe(o, target.driver)
+	return m, nil
 }
 
-// New returns a Manager on a driver of your own, with the prefix
-// "zerotal_lock:" unless WithPrefix says otherwise. The Manager owns d: its
-// Close closes d. A nil d gives a Manager whose every call fails with an
-// error matching ErrInvalidArgument.
-func New(d driver.Driver, opts ...ManagerOption) *Manager {
-	o := newManagerOptions(opts)
-	return &Manager{engine: core.NewManager(d, o.prefix)}
+// target is a driver to open: its registered name, the URL to give its
+// Opener, and the Config fields that named the driver and that the URL
+// came from, to blame in errors.
+type target struct {
+	driver string
+	url    *url.URL
+	named  string // "Config.URL" or "Config.Driver"
+	field  string
 }
 
-// openDriver opens the backend a defaulted, validated cfg names. Each case
-// returns a nil interface on failure, never a typed nil pointer.
-func openDriver(cfg Config) (driver.Driver, error) {
-	switch cfg.Driver {
-	case "memory":
-		return memory.Shared(), nil
-	case "sqlite":
-		d, err := sqlite.Open(cfg.SQLite.Path)
+// target names the driver cfg selects: cfg.URL's scheme when it is set,
+// else cfg.Driver, with a URL made from that driver's fields.
+func (cfg Config) target() (target, error) {
+	if cfg.URL != "" {
+		u, err := driver.ParseURL(cfg.URL)
 		if err != nil {
-			return nil, &DriverError{Op: "open sqlite", Err: err}
+			return target{}, &InvalidArgumentError{Field: "Config.URL", Reason: err.Error()}
 		}
-		return d, nil
-	case "redis":
-		if cfg.Redis.URL == "" {
-			return nil, &InvalidArgumentError{Field: "Config.Redis.URL", Reason: "is empty and REDIS_URL is not set: name the Redis server"}
+		name, ok := driver.ForScheme(u.Scheme)
+		if !ok {
+			return target{}, unregistered(u.Scheme, "Config.URL")
 		}
-		d, err := redis.Open(cfg.Redis.URL)
-		switch {
-		case errors.Is(err, redis.ErrBadURL):
-			return nil, &InvalidArgumentError{Field: "Config.Redis.URL", Reason: err.Error()}
-		case err != nil:
-			return nil, &DriverError{Op: "open redis", Err: err}
-		}
-		return d, nil
+		return target{driver: name, url: u, named: "Config.URL", field: "Config.URL"}, nil
+	}
+	t := target{driver: cfg.Driver, url: &url.URL{Scheme: cfg.Driver}, named: "Config.Driver", field: "Config.Driver"}
+	switch cfg.Driver {
+	case "sqlite":
+		t.url, t.field = driver.PathURL("sqlite", cfg.SQLite.Path), "Config.SQLite.Path"
 	case "file":
 		if cfg.File.Dir == "" {
-			return nil, &InvalidArgumentError{Field: "Config.File.Dir", Reason: "is empty and LOCK_FILE_DIR is not set: name the lock directory"}
+			return t, &InvalidArgumentError{Field: "Config.File.Dir", Reason: "is empty and LOCK_FILE_DIR is not set: name the lock directory"}
 		}
-		d, err := file.Open(cfg.File.Dir)
+		t.url, t.field = driver.PathURL("file", cfg.File.Dir), "Config.File.Dir"
+	case "redis":
+		if cfg.Redis.URL == "" {
+			return t, &InvalidArgumentError{Field: "Config.Redis.URL", Reason: "is empty and REDIS_URL is not set: name the Redis server"}
+		}
+		u, err := driver.ParseURL(cfg.Redis.URL)
 		if err != nil {
-			return nil, &DriverError{Op: "open file", Err: err}
+			return t, &InvalidArgumentError{Field: "Config.Redis.URL", Reason: err.Error()}
 		}
-		return d, nil
+		t.url, t.field = u, "Config.Redis.URL"
 	}
-	// validate accepts exactly configDriverValues, so only a value added to
-	// the spec without a case here gets this far.
-	return nil, fmt.Errorf("lock: driver %q is in the spec but Open does not know it", cfg.Driver)
+	return t, nil
+}
+
+// officialDrivers maps the drivers of this repository, by name and by URL
+// scheme, to the package that registers them, so that a program that has
+// not imported one is told which import it needs.
+var officialDrivers = map[string]string{
+	"sqlite":          "drivers/sqlite",
+	"file":            "drivers/file",
+	"redis":           "drivers/redis",
+	"rediss":          "drivers/redis",
+	"unix":            "drivers/redis",
+	"redis+sentinel":  "drivers/redis",
+	"rediss+sentinel": "drivers/redis",
+	"redis+cluster":   "drivers/redis",
+	"rediss+cluster":  "drivers/redis",
+	"postgres":        "drivers/postgres",
+	"postgresql":      "drivers/postgres",
+	"etcd":            "drivers/etcd",
+	"etcds":           "drivers/etcd",
+}
+
+// unregistered is the error for a driver nobody registered, named by the
+// Config field field.
+func unregistered(name, field string) error {
+	known := strings.Join(driver.Names(), ", ")
+	if name == "" {
+		return &InvalidArgumentError{Field: field, Reason: "names no driver (registered: " + known + ")"}
+	}
+	reason := fmt.Sprintf("%q is not a registered driver (registered: %s)", name, known)
+	if pkg, ok := officialDrivers[strings.ToLower(name)]; ok {
+		reason += fmt.Sprintf(`; import _ "github.com/zerotal/lock/%s" to register it`, pkg)
+	} else {
+		reason += "; import the package of the driver that registers it"
+	}
+	return &InvalidArgumentError{Field: field, Reason: reason}
 }

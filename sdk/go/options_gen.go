@@ -3,7 +3,7 @@
 package lock
 
 import (
-	"github.com/zerotal/lock/core"
+	"log/slog"
 	"time"
 )
 
@@ -63,10 +63,10 @@ func WithRefreshEvery(d time.Duration) Option {
 	return Option{kind: optionRefreshEvery, d: d}
 }
 
-// coreOptions applies opts in order, so a later option overrides an earlier
-// one; the zero Option is skipped.
-func coreOptions(opts []Option) core.Options {
-	var o core.Options
+// newOptions applies opts in order, so a later option overrides an earlier one;
+// the zero Option is skipped.
+func newOptions(opts []Option) options {
+	var o options
 	for _, opt := range opts {
 		switch opt.kind {
 		case optionTimeout:
@@ -82,11 +82,13 @@ func coreOptions(opts []Option) core.Options {
 	return o
 }
 
-// ManagerOption is one setting of New, made by a With function. The zero
-// ManagerOption changes nothing.
+// ManagerOption is one setting of New and OpenWith, made by a With function.
+// The zero ManagerOption changes nothing.
 type ManagerOption struct {
-	kind managerOptionKind
-	s    string
+	kind     managerOptionKind
+	s        string
+	observer Observer
+	logger   *slog.Logger
 }
 
 // managerOptionKind says which setting a ManagerOption carries; 0 is none.
@@ -94,31 +96,61 @@ type managerOptionKind uint8
 
 const (
 	managerOptionPrefix managerOptionKind = iota + 1
+	managerOptionObserver
+	managerOptionLogger
 )
 
 // WithPrefix returns a ManagerOption that sets Prefix. The default is
 // "zerotal_lock:".
 //
 // Prefix is prepended to every key at the driver boundary. Unlike
-// Config.Prefix, WithPrefix("") means no prefix at all.
+// Config.Prefix, WithPrefix("") means no prefix at all; given to
+// OpenWith, it overrides Config.Prefix.
 func WithPrefix(prefix string) ManagerOption {
 	return ManagerOption{kind: managerOptionPrefix, s: prefix}
+}
+
+// WithObserver returns a ManagerOption that adds to Observer.
+//
+// Observer is told what the manager's locks do (calls, acquisitions and
+// their outcomes, waits, refreshes, losses, releases, backend errors),
+// for metrics and traces; github.com/zerotal/lock/otel adapts it to
+// OpenTelemetry. Each WithObserver adds one, told in the order given. A
+// manager without observers does no work for them.
+func WithObserver(observer Observer) ManagerOption {
+	return ManagerOption{kind: managerOptionObserver, observer: observer}
+}
+
+// WithLogger returns a ManagerOption that sets Logger.
+//
+// Logger logs what goes wrong with the manager's locks, with structured
+// fields: a lost lock at Error, a failed refresh and a backend failure at
+// Warn. Nothing is logged without it.
+func WithLogger(logger *slog.Logger) ManagerOption {
+	return ManagerOption{kind: managerOptionLogger, logger: logger}
 }
 
 // managerOptions holds the settings of ManagerOption values, applied over the
 // defaults.
 type managerOptions struct {
-	prefix string
+	prefix   string
+	observer Observer
+	logger   *slog.Logger
 }
 
 // newManagerOptions applies opts in order, so a later option overrides an
-// earlier one; the zero ManagerOption is skipped.
+// earlier one (joinObservers joins repeated WithObserver values); the zero
+// ManagerOption is skipped.
 func newManagerOptions(opts []ManagerOption) managerOptions {
 	o := managerOptions{prefix: "zerotal_lock:"}
 	for _, opt := range opts {
 		switch opt.kind {
 		case managerOptionPrefix:
 			o.prefix = opt.s
+		case managerOptionObserver:
+			o.observer = joinObservers(o.observer, opt.observer)
+		case managerOptionLogger:
+			o.logger = opt.logger
 		}
 	}
 	return o

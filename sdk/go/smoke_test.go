@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core"
 	"github.com/zerotal/lock/drivers/memory"
 )
 
@@ -151,19 +150,19 @@ func TestZeroValuesAnswerWithErrors(t *testing.T) {
 func TestOptionsFillTheEngineOptions(t *testing.T) {
 	cases := []struct {
 		opts []Option
-		want core.Options
+		want options
 	}{
-		{nil, core.Options{}},
-		{[]Option{{}}, core.Options{}},
-		{[]Option{WithTimeout(0)}, core.Options{TimeoutSet: true}},
-		{[]Option{WithTimeout(time.Second), WithRetryDelay(time.Millisecond)}, core.Options{Timeout: time.Second, TimeoutSet: true, RetryDelay: time.Millisecond}},
-		{[]Option{WithRefresh()}, core.Options{Refresh: true}},
-		{[]Option{WithRefreshEvery(time.Second)}, core.Options{Refresh: true, RefreshEvery: time.Second}},
-		{[]Option{WithRetryDelay(time.Second), WithRetryDelay(time.Millisecond)}, core.Options{RetryDelay: time.Millisecond}},
+		{nil, options{}},
+		{[]Option{{}}, options{}},
+		{[]Option{WithTimeout(0)}, options{TimeoutSet: true}},
+		{[]Option{WithTimeout(time.Second), WithRetryDelay(time.Millisecond)}, options{Timeout: time.Second, TimeoutSet: true, RetryDelay: time.Millisecond}},
+		{[]Option{WithRefresh()}, options{Refresh: true}},
+		{[]Option{WithRefreshEvery(time.Second)}, options{Refresh: true, RefreshEvery: time.Second}},
+		{[]Option{WithRetryDelay(time.Second), WithRetryDelay(time.Millisecond)}, options{RetryDelay: time.Millisecond}},
 	}
 	for _, c := range cases {
-		if got := coreOptions(c.opts); got != c.want {
-			t.Errorf("coreOptions(%v) = %+v, want %+v", c.opts, got, c.want)
+		if got := newOptions(c.opts); got != c.want {
+			t.Errorf("newOptions(%v) = %+v, want %+v", c.opts, got, c.want)
 		}
 	}
 	if got := newManagerOptions(nil).prefix; got != "zerotal_lock:" {
@@ -193,18 +192,26 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
-func TestOpenRejectsAnUnknownDriverNamingTheValidOnes(t *testing.T) {
-	m, err := Open(Config{Driver: "etcd"})
-	var ia *InvalidArgumentError
-	if m != nil || !errors.As(err, &ia) || ia.Field != "Config.Driver" {
-		t.Fatalf("Open(etcd) = %v, %v; want an *InvalidArgumentError on Config.Driver", m, err)
-	}
-	for _, name := range configDriverValues {
-		if !strings.Contains(err.Error(), name) {
-			t.Errorf("Open(etcd) error %q does not name %q", err, name)
+func TestOpenRejectsAnUnregisteredDriverSayingWhatToImport(t *testing.T) {
+	for _, c := range []struct {
+		cfg            Config
+		field, import_ string
+	}{
+		{Config{Driver: "etcd"}, "Config.Driver", "drivers/etcd"},
+		{Config{Driver: "sqlite"}, "Config.Driver", "drivers/sqlite"},
+		{Config{URL: "redis://h:1/0"}, "Config.URL", "drivers/redis"},
+		{Config{URL: "carrier-pigeon://loft"}, "Config.URL", "import the package"},
+	} {
+		m, err := Open(c.cfg)
+		var ia *InvalidArgumentError
+		if m != nil || !errors.As(err, &ia) || ia.Field != c.field {
+			t.Fatalf("Open(%+v) = %v, %v; want an *InvalidArgumentError on %s", c.cfg, m, err, c.field)
+		}
+		if !strings.Contains(err.Error(), "memory") || !strings.Contains(err.Error(), c.import_) {
+			t.Errorf("Open(%+v) error %q names neither the registered drivers nor %q", c.cfg, err, c.import_)
 		}
 	}
-	for _, c := range []Config{{Driver: "file"}, {Driver: "redis"}} {
+	for _, c := range []Config{{Driver: "file"}, {Driver: "redis"}, {URL: "no scheme"}, {URL: "memory:?x=1"}} {
 		t.Setenv("REDIS_URL", "")
 		if _, err := Open(c); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Open(%+v) = %v; want an error matching ErrInvalidArgument", c, err)
@@ -212,41 +219,19 @@ func TestOpenRejectsAnUnknownDriverNamingTheValidOnes(t *testing.T) {
 	}
 }
 
-// Every driver the spec lists opens and takes a lock. On Redis, which is
-// shared, the test only reads (Holder), so it leaves no key behind.
-func TestOpenWiresEveryDriver(t *testing.T) {
-	configs := map[string]Config{
-		"memory": {Driver: "memory"},
-		"sqlite": {Driver: "sqlite"},
-		"redis":  {Driver: "redis", Redis: RedisConfig{URL: "redis://127.0.0.1:6379/0"}},
-		"file":   {Driver: "file", File: FileConfig{Dir: t.TempDir()}},
-	}
-	for _, name := range configDriverValues {
-		t.Run(name, func(t *testing.T) {
-			cfg, ok := configs[name]
-			if !ok {
-				t.Fatalf("no test config for driver %q", name)
-			}
-			cfg.Prefix = testPrefix(t)
-			m, err := Open(cfg)
-			if err != nil {
-				t.Fatalf("Open(%+v) = %v", cfg, err)
-			}
-			defer func() {
-				if err := m.Close(); err != nil {
-					t.Errorf("Close = %v", err)
-				}
-			}()
-			if _, held, err := m.Make("probe", time.Minute).Holder(t.Context()); held || err != nil && !errors.Is(err, errors.ErrUnsupported) {
-				t.Fatalf("Holder on a fresh key = %v, %v", held, err)
-			}
-			if name == "redis" {
-				return
-			}
-			if err := m.Try(t.Context(), "job", time.Minute, func(context.Context) error { return nil }); err != nil {
-				t.Errorf("Try = %v", err)
-			}
-		})
+func TestOpenByURLWinsOverTheDriverName(t *testing.T) {
+	for _, cfg := range []Config{{URL: "memory:"}, {URL: "MEMORY:", Driver: "sqlite"}, {Driver: "memory"}, {}} {
+		cfg.Prefix = testPrefix(t)
+		m, err := Open(cfg)
+		if err != nil {
+			t.Fatalf("Open(%+v) = %v", cfg, err)
+		}
+		if err := m.Try(t.Context(), "job", time.Minute, func(context.Context) error { return nil }); err != nil {
+			t.Errorf("Try = %v", err)
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
 	}
 }
 

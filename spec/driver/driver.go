@@ -1,7 +1,7 @@
 // Package driver is the spec of the driver contract: the interfaces, types and
-// constants that lockgen emits as github.com/zerotal/lock/core/driver
-// (core/driver/driver_gen.go), with these doc comments. The package
-// documentation of core/driver stays hand-written in core/driver/doc.go.
+// constants that lockgen emits as github.com/zerotal/lock/driver
+// (driver/driver_gen.go), with these doc comments. The package
+// documentation of the driver module stays hand-written in driver/doc.go.
 //
 // Edit the contract here, then run make generate.
 package driver
@@ -17,6 +17,14 @@ const MaxKeyLen = 1024 + 256
 
 // MinTTL is the shortest TTL the engine passes to a driver.
 const MinTTL = time.Millisecond
+
+// MaxTTL is the longest TTL the engine passes to a driver: 365 days. Every
+// backend and runtime can store it exactly (it is under 2^35 ms, so it fits
+// Lua's doubles, JavaScript's numbers and a 32-bit count of seconds), and a
+// longer lease is almost always a unit mistake. The engine rejects longer
+// TTLs before any driver call, so a driver may convert a TTL to its own unit
+// without checking for overflow.
+const MaxTTL = 365 * 24 * time.Hour
 
 // Driver is the contract every lock backend implements.
 type Driver interface {

@@ -41,11 +41,11 @@ func TestCheckThenWrite(t *testing.T) {
 	if code := run(root, false, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "run `make generate`") {
 		t.Fatalf("check on an empty tree = %d, stderr %q; want 1 and advice", code, stderr.String())
 	}
-	if _, err := os.Stat(filepath.Join(root, "core")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(root, "sdk")); !os.IsNotExist(err) {
 		t.Fatalf("check wrote files: %v", err)
 	}
 	stdout.Reset()
-	if code := run(root, true, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "create sdk/go/manager_gen.go") {
+	if code := run(root, true, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "create sdk/go/api_gen.go") {
 		t.Fatalf("-w = %d, stdout %q", code, stdout.String())
 	}
 	stderr.Reset()

@@ -1,12 +1,13 @@
 // Package cabi lowers the spec's model to the C ABI: C names and C types for
 // every function, handle, error code, option and callback, with the role of
-// each parameter. The three C ABI emitters (the header, the cgo exports and
-// the Python ctypes module) render this one description, so they cannot
-// disagree about a name, a type or the order of parameters.
+// each parameter. The C ABI emitters (the header, the cgo exports, the
+// Python ctypes module and the Node.js koffi binding) render this one
+// description, so they cannot disagree about a name, a type or the order of
+// parameters.
 //
 // The lowering rules, applied to every method the spec marks //lock:c:
 //
-//   - a wrapped surface's value is a handle (typedef uint64_t), the receiver
+//   - an API type's value is a handle (typedef uint64_t), the receiver
 //     comes first, named as the Go receiver (m, l);
 //   - context.Context disappears: the library supplies it;
 //   - string → const char *; time.Duration → int64_t NAME_ms; int and Code →
@@ -96,14 +97,16 @@ type Callback struct {
 // Config is the configuration a function reads as JSON.
 type Config struct {
 	Name    string // the Go config type ("Config")
+	Doc     string // its doc
 	Members []Member
 }
 
 // Member is a JSON member of a config, or a nested object.
 type Member struct {
-	JSON    string
-	Field   model.ConfigField
-	Members []Member // a nested config's members
+	JSON      string
+	Field     model.ConfigField
+	Members   []Member // a nested config's members
+	StructDoc string   // a nested config's doc
 }
 
 // FuncKind says how the library implements a function.
@@ -285,7 +288,7 @@ func (l *lowerer) config() {
 	for _, f := range l.m.Package.Methods {
 		for _, p := range f.Params {
 			if f.C.Name != "" && p.Type.Kind == model.Declared && l.configStruct(p.Type.Name) != nil {
-				l.a.Config = &Config{Name: p.Type.Name, Members: l.members(p.Type.Name)}
+				l.a.Config = &Config{Name: p.Type.Name, Doc: l.configStruct(p.Type.Name).Doc, Members: l.members(p.Type.Name)}
 				return
 			}
 		}
@@ -307,6 +310,7 @@ func (l *lowerer) members(config string) []Member {
 		mb := Member{JSON: f.JSON, Field: f}
 		if f.Type.Kind == model.Declared {
 			mb.Members = l.members(f.Type.Name)
+			mb.StructDoc = l.configStruct(f.Type.Name).Doc
 		}
 		out = append(out, mb)
 	}
@@ -526,7 +530,7 @@ func (l *lowerer) callback(where string, t model.Type) *Callback {
 	var h *Handle
 	for _, s := range l.m.Surfaces {
 		for _, m := range s.Methods {
-			if m.Kind == model.Delegate && len(m.Results) == 1 && m.Results[0].Type.Kind == model.Declared && l.handle(m.Results[0].Type.Name) != nil {
+			if m.Kind == model.Forward && len(m.Results) == 1 && m.Results[0].Type.Kind == model.Declared && l.handle(m.Results[0].Type.Name) != nil {
 				h = l.handle(m.Results[0].Type.Name)
 			}
 		}

@@ -46,7 +46,7 @@ const (
 	configJSON    = "configFromJSON"
 	startRun      = "startRun" // func(C.<callback>, unsafe.Pointer) *callbackRun{ctx, fn}; end()
 	glueVar       = "abi"      // the value whose methods implement the //lock:abi functions
-	valueField    = "v"        // a handle's Go API value
+	valueMethod   = "value"    // a handle's Go API value (a method: a hold's lock changes when it is granted)
 	ctxMethod     = "ctx"      // a handle's context for calls
 	jsonObject    = "jsonObject"
 )
@@ -232,7 +232,7 @@ func (e *emitter) body(fn cabi.Func) ([]jen.Code, error) {
 	var call *jen.Statement
 	switch fn.Kind {
 	case cabi.Method:
-		call = jen.Id(handleVar(fn.Params[0])).Dot(valueField).Dot(fn.Method.Name).Call(args...)
+		call = jen.Id(handleVar(fn.Params[0])).Dot(valueMethod).Call().Dot(fn.Method.Name).Call(args...)
 	case cabi.PackageFunc:
 		call = jen.Qual(e.t.SDK, fn.Method.Name).Call(args...)
 	case cabi.Glue:
@@ -328,7 +328,7 @@ func (e *emitter) arg(fn cabi.Func, gp model.Param, p cabi.Param) (jen.Code, []j
 		if fn.Kind == cabi.Glue {
 			return jen.Id(handleVar(p)), nil
 		}
-		return jen.Id(handleVar(p)).Dot(valueField), nil
+		return jen.Id(handleVar(p)).Dot(valueMethod).Call(), nil
 	case cabi.RoleString:
 		return jen.Qual("C", "GoString").Call(name), nil
 	case cabi.RoleMillis:

@@ -6,9 +6,9 @@ import (
 	"github.com/zerotal/lock/gen/internal/model"
 )
 
-// contract emits core/driver/driver_gen.go: the driver contract as the spec
+// contract emits driver/driver_gen.go: the driver contract as the spec
 // declares it, doc comments included. The package doc stays hand-written in
-// core/driver/doc.go.
+// driver/doc.go.
 func (e *emitter) contract() error {
 	f := e.newFile(e.l.Driver)
 	for i, d := range e.m.Contract {

@@ -1,6 +1,8 @@
-// Package emitgo emits the Go code generated from the spec: the engine's
-// error table (core/errors_gen.go), the driver contract
-// (core/driver/driver_gen.go) and the public API of package lock (sdk/go).
+// Package emitgo emits the Go code generated from the spec: the driver
+// contract (driver/driver_gen.go) and the declarative half of package lock
+// (sdk/go): its error table, configuration, options, and the API's types,
+// methods and functions, with the spec's docs, calling the hand-written
+// behaviour.
 //
 // Emit is a pure function of the model: it writes nothing, and the same
 // model always gives the same bytes, gofmt'd by jennifer's Render.
@@ -30,7 +32,6 @@ type Target struct {
 
 // Layout says where the generated packages live.
 type Layout struct {
-	Core   Target // the engine: error table
 	Driver Target // the driver contract
 	SDK    Target // the public API
 }
@@ -39,8 +40,7 @@ type Layout struct {
 func DefaultLayout() Layout {
 	const module = "github.com/zerotal/lock"
 	return Layout{
-		Core:   Target{Path: module + "/core", Dir: "core", Name: "core"},
-		Driver: Target{Path: module + "/core/driver", Dir: "core/driver", Name: "driver"},
+		Driver: Target{Path: module + "/driver", Dir: "driver", Name: "driver"},
 		SDK:    Target{Path: module + "/sdk/go", Dir: "sdk/go", Name: "lock"},
 	}
 }
@@ -50,14 +50,11 @@ func DefaultLayout() Layout {
 func Emit(m *model.Model, l Layout) (map[string][]byte, error) {
 	e := &emitter{m: m, l: l, files: map[string][]byte{}}
 	steps := []func() error{
-		e.coreErrors,
+		e.errors,
 		e.contract,
-		e.sdkErrors,
 		e.config,
 		e.options,
-		e.surfaces,
-		e.facade,
-		e.glue,
+		e.api,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -78,7 +75,7 @@ func (e *emitter) newFile(t Target) *jen.File {
 	f := jen.NewFilePathName(t.Path, t.Name)
 	f.HeaderComment(Header)
 	// Known names let jennifer import our packages without an alias.
-	for _, other := range []Target{e.l.Core, e.l.Driver, e.l.SDK} {
+	for _, other := range []Target{e.l.Driver, e.l.SDK} {
 		f.ImportName(other.Path, other.Name)
 	}
 	return f

@@ -67,10 +67,10 @@ func (e *emitter) rankNone() int {
 	return r + 1
 }
 
-// coreErrors emits core/errors_gen.go: the Code type and constants, the
+// errors emits sdk/go/errors_gen.go: the Code type and constants, the
 // sentinels, the typed errors and CodeOf.
-func (e *emitter) coreErrors() error {
-	f := e.newFile(e.l.Core)
+func (e *emitter) errors() error {
+	f := e.newFile(e.l.SDK)
 	code := e.m.CodeType.Name
 
 	f.Add(doc(e.m.CodeType.Doc))
@@ -97,6 +97,9 @@ func (e *emitter) coreErrors() error {
 	})
 
 	e.codeMethods(f)
+	for _, en := range e.m.Enums {
+		enum(f, en)
+	}
 	for _, et := range e.m.Errors {
 		if err := e.errorType(f, et); err != nil {
 			return err
@@ -105,7 +108,7 @@ func (e *emitter) coreErrors() error {
 	if fn, ok := e.m.PackageFunc(model.ClassifyErr); ok {
 		e.codeOf(f, fn)
 	}
-	return e.save(e.l.Core, "errors_gen.go", f)
+	return e.save(e.l.SDK, "errors_gen.go", f)
 }
 
 // codeMethods emits Code.String and Code.HTTPStatus.
@@ -241,6 +244,10 @@ func (e *emitter) errorMessage(r string, et model.ErrorType) ([]jen.Code, error)
 		case kinds[p.Field] == model.String:
 			cur.format.WriteString("%s")
 			cur.args = append(cur.args, jen.Id(r).Dot(p.Field))
+		case kinds[p.Field] == model.Time:
+			// %v would print the monotonic clock reading too.
+			cur.format.WriteString("%s")
+			cur.args = append(cur.args, jen.Id(r).Dot(p.Field).Dot("Format").Call(jen.Lit("2006-01-02T15:04:05.000Z07:00")))
 		default:
 			cur.format.WriteString("%v")
 			cur.args = append(cur.args, jen.Id(r).Dot(p.Field))
@@ -365,48 +372,27 @@ func (e *emitter) codeOf(f *jen.File, fn model.Method) {
 	)
 }
 
-// sdkErrors emits sdk/go/errors_gen.go: the engine's codes, sentinels and
-// typed errors, re-exported so that users import one package.
-func (e *emitter) sdkErrors() error {
-	f := e.newFile(e.l.SDK)
-	core := e.l.Core.Path
-	code := e.m.CodeType.Name
-
-	f.Add(doc(e.m.CodeType.Doc))
-	f.Type().Id(code).Op("=").Qual(core, code)
+// enum emits an enum type, its constants and its String method.
+func enum(f *jen.File, en model.Enum) {
 	f.Line()
-
-	f.Add(doc("The error codes. Their numbers are part of the public contract: a code never changes meaning once published."))
+	f.Add(doc(en.Doc))
+	f.Type().Id(en.Name).Int()
+	f.Line()
+	f.Add(doc("The values of " + en.Name + "."))
 	f.Const().DefsFunc(func(g *jen.Group) {
-		for _, c := range e.m.Codes {
-			g.Add(doc(e.codeDoc(c)))
-			g.Id(e.codeConst(c.Name)).Op("=").Qual(core, e.codeConst(c.Name))
+		for _, v := range en.Values {
+			g.Add(doc(v.Doc))
+			g.Id(v.Name).Id(en.Name).Op("=").Lit(v.Value)
 		}
 	})
 	f.Line()
-
-	f.Add(doc("The sentinel errors, matched with errors.Is."))
-	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, c := range e.m.Codes {
-			if c.Sentinel != "" {
-				g.Add(doc(e.sentinelDoc(c)))
-				g.Id(c.Sentinel).Op("=").Qual(core, c.Sentinel)
+	f.Add(doc("String returns the value in words."))
+	f.Func().Params(jen.Id("r").Id(en.Name)).Id("String").Params().String().Block(
+		jen.Switch(jen.Id("r")).BlockFunc(func(g *jen.Group) {
+			for _, v := range en.Values {
+				g.Case(jen.Id(v.Name)).Block(jen.Return(jen.Lit(v.Text)))
 			}
-		}
-	})
-
-	for _, et := range e.m.Errors {
-		f.Line()
-		f.Add(doc(et.Doc))
-		f.Type().Id(et.Name).Op("=").Qual(core, et.Name)
-	}
-
-	if fn, ok := e.m.PackageFunc(model.ClassifyErr); ok {
-		f.Line()
-		f.Add(doc(e.codeOfDoc(fn)))
-		f.Func().Id(fn.Name).Params(jen.Id(fn.Params[0].Name).Error()).Id(code).Block(
-			jen.Return(jen.Qual(core, fn.Name).Call(jen.Id(fn.Params[0].Name))),
-		)
-	}
-	return e.save(e.l.SDK, "errors_gen.go", f)
+		}),
+		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit(en.Name+"(%d)"), jen.Id("int").Call(jen.Id("r")))),
+	)
 }

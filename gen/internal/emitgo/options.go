@@ -24,16 +24,19 @@ func (e *emitter) options() error {
 	return e.save(e.l.SDK, "options_gen.go", f)
 }
 
-// payload is the field of an option value that carries a setting of kind k;
-// "" for booleans, which carry nothing.
-func payload(k model.Kind) string {
-	switch k {
+// payload is the field of an option value that carries fl's setting: one
+// shared per payload type for durations and strings, one of its own for a
+// Go-only option; "" for booleans, which carry nothing.
+func payload(fl model.OptionField) string {
+	switch fl.Type.Kind {
 	case model.Duration:
 		return "d"
 	case model.String:
 		return "s"
+	case model.Bool:
+		return ""
 	}
-	return ""
+	return lowerFirst(fl.Name)
 }
 
 func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
@@ -47,7 +50,7 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 	f.Type().Id(opt).StructFunc(func(g *jen.Group) {
 		g.Id("kind").Id(kindType)
 		for _, fl := range o.Fields {
-			if p := payload(fl.Type.Kind); p != "" && !seen[p] {
+			if p := payload(fl); p != "" && !seen[p] {
 				seen[p] = true
 				g.Id(p).Add(e.goType(fl.Type))
 			}
@@ -73,9 +76,9 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 		f.Add(doc(paragraphs(constructorDoc(o, fl), fl.Doc)))
 		value := []jen.Code{jen.Id("kind").Op(":").Id(kindConst(fl))}
 		params := []jen.Code{}
-		if p := payload(fl.Type.Kind); p != "" {
+		if p := payload(fl); p != "" {
 			arg := "d"
-			if fl.Type.Kind == model.String {
+			if fl.Type.Kind != model.Duration {
 				arg = lowerFirst(fl.Name)
 			}
 			params = append(params, jen.Id(arg).Add(e.goType(fl.Type)))
@@ -86,9 +89,10 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 		)
 	}
 
-	// Applying them: into the engine's struct, or into a local one that
-	// starts from the defaults.
-	target := jen.Qual(e.l.Core.Path, o.Into)
+	// Applying them: into the hand-written struct the engine resolves
+	// against the TTL, or into a generated one that starts from the
+	// defaults.
+	target := jen.Id(o.Into)
 	apply := applyFunc(o)
 	var init jen.Code = jen.Var().Id("o").Add(target.Clone())
 	name := func(fl model.OptionField) string { return fl.Name }
@@ -116,14 +120,22 @@ func (e *emitter) optionSet(f *jen.File, o model.OptionSet) {
 		init = jen.Id("o").Op(":=").Id(local).Values(defaults...)
 	}
 	f.Line()
-	f.Add(doc(fmt.Sprintf("%s applies opts in order, so a later option overrides an earlier one; the zero %s is skipped.", apply, opt)))
+	joined := ""
+	for _, fl := range o.Fields {
+		if fl.Join != "" {
+			joined += fmt.Sprintf(" (%s joins repeated %s values)", fl.Join, fl.Constructor())
+		}
+	}
+	f.Add(doc(fmt.Sprintf("%s applies opts in order, so a later option overrides an earlier one%s; the zero %s is skipped.", apply, joined, opt)))
 	f.Func().Id(apply).Params(jen.Id("opts").Index().Id(opt)).Add(target.Clone()).Block(
 		init,
 		jen.For(jen.List(jen.Id("_"), jen.Id("opt")).Op(":=").Range().Id("opts")).Block(
 			jen.Switch(jen.Id("opt").Dot("kind")).BlockFunc(func(g *jen.Group) {
 				for _, fl := range o.Fields {
 					var lhs, rhs []jen.Code
-					if p := payload(fl.Type.Kind); p != "" {
+					if p := payload(fl); p != "" && fl.Join != "" {
+						lhs, rhs = append(lhs, jen.Id("o").Dot(name(fl))), append(rhs, jen.Id(fl.Join).Call(jen.Id("o").Dot(name(fl)), jen.Id("opt").Dot(p)))
+					} else if p != "" {
 						lhs, rhs = append(lhs, jen.Id("o").Dot(name(fl))), append(rhs, jen.Id("opt").Dot(p))
 					} else {
 						lhs, rhs = append(lhs, jen.Id("o").Dot(name(fl))), append(rhs, jen.True())
@@ -148,6 +160,9 @@ func constructorDoc(o model.OptionSet, fl model.OptionField) string {
 	if fl.Type.Kind == model.Bool {
 		what = fmt.Sprintf("turns %s on", fl.Name)
 	}
+	if fl.Join != "" {
+		what = fmt.Sprintf("adds to %s", fl.Name)
+	}
 	for _, imp := range fl.Implies {
 		what += fmt.Sprintf(" and turns %s on", imp)
 	}
@@ -167,11 +182,11 @@ func article(noun string) string {
 }
 
 // applyFunc names the function that turns a slice of o's option values into
-// the struct they fill: coreOptions for core.Options, newManagerOptions for
-// a local struct.
+// the struct they fill: newOptions for options, newManagerOptions for a
+// generated struct.
 func applyFunc(o model.OptionSet) string {
 	if o.Into != "" {
-		return "core" + o.Into
+		return "new" + strings.ToUpper(o.Into[:1]) + o.Into[1:]
 	}
 	return "new" + o.Name
 }

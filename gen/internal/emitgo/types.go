@@ -10,9 +10,9 @@ import (
 )
 
 // goType renders a spec type for code in package t. Declared API types
-// are the SDK's (surfaces by pointer: they wrap the engine), contract
-// types are core/driver's; jennifer leaves out the qualifier inside the
-// declaring package.
+// are the SDK's (surfaces by pointer), contract types are the driver
+// package's; jennifer leaves out the qualifier inside the declaring
+// package.
 func (e *emitter) goType(t model.Type) *jen.Statement {
 	switch t.Kind {
 	case model.Bool:
@@ -45,12 +45,13 @@ func (e *emitter) goType(t model.Type) *jen.Statement {
 			return jen.Chan().Op("<-").Add(e.goType(*t.Elem))
 		}
 		return jen.Chan().Add(e.goType(*t.Elem))
+	case model.Pointer:
+		return jen.Op("*").Add(e.goType(*t.Elem))
+	case model.Extern:
+		return jen.Qual(t.Ref.Path, t.Ref.Name)
 	case model.Declared:
 		if t.Scope == model.ScopeContract {
 			return jen.Qual(e.l.Driver.Path, t.Name)
-		}
-		if t.Name == e.m.CodeType.Name {
-			return jen.Qual(e.l.Core.Path, t.Name)
 		}
 		if e.isSurface(t.Name) {
 			return jen.Op("*").Qual(e.l.SDK.Path, t.Name)
@@ -127,25 +128,6 @@ func durationExpr(d time.Duration) *jen.Statement {
 	return jen.Qual("time", "Duration").Call(jen.Lit(int(d)))
 }
 
-// zeroValue renders the zero value of t, for early returns.
-func (e *emitter) zeroValue(t model.Type) *jen.Statement {
-	switch t.Kind {
-	case model.Bool:
-		return jen.False()
-	case model.Int, model.Uint64, model.Duration:
-		return jen.Lit(0)
-	case model.String:
-		return jen.Lit("")
-	case model.Time:
-		return jen.Qual("time", "Time").Values()
-	case model.Declared:
-		if t.Scope == model.ScopeContract || !e.isSurface(t.Name) {
-			return e.goType(t).Values()
-		}
-	}
-	return jen.Nil()
-}
-
 // nonZero renders the test that x is not the zero value of kind k.
 func nonZero(x *jen.Statement, k model.Kind) *jen.Statement {
 	switch k {
@@ -155,6 +137,8 @@ func nonZero(x *jen.Statement, k model.Kind) *jen.Statement {
 		return x.Op("!=").Lit("")
 	case model.Int, model.Uint64, model.Duration:
 		return x.Op("!=").Lit(0)
+	case model.Time:
+		return jen.Op("!").Add(x).Dot("IsZero").Call()
 	}
 	return x.Op("!=").Nil()
 }

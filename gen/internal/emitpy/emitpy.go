@@ -1,12 +1,16 @@
 // Package emitpy emits the Python client's ctypes module from the lowered
 // C ABI: the handle and callback types, the options struct, the error codes
-// with one exception class each, and a function that declares every C
-// function's prototype on the loaded library. The hand-written client
-// (Manager, Lock, the context managers) builds on it.
+// with one exception class each (with its HTTP status), the configuration
+// zl_open reads as TypedDicts, a typing.Protocol giving every C function's
+// Python signature, and a function that declares every prototype on the
+// loaded library. Everything is annotated, so that a type checker sees
+// through the ctypes layer. The hand-written client (Manager, Lock, the
+// context managers, asyncio) builds on it.
 package emitpy
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/zerotal/lock/gen/internal/cabi"
@@ -29,10 +33,13 @@ func Path(dir string, a *cabi.ABI) string { return dir + "/" + a.Library + "/" +
 func Emit(a *cabi.ABI) []byte {
 	w := &writer{}
 	w.line(Header)
-	w.docstring("", fmt.Sprintf("The ctypes description of lib%s, generated from the spec like %s.h: the handle and callback types, the options struct, the error codes and their exceptions, and the functions' prototypes.", a.Library, a.Library))
+	w.docstring("", fmt.Sprintf("The ctypes description of lib%s, generated from the spec like %s.h: the handle and callback types, the options struct, the error codes and their exceptions, the configuration's members, and the functions' prototypes, every one annotated.", a.Library, a.Library))
+	w.line("")
+	w.line("from __future__ import annotations")
 	w.line("")
 	w.line("import ctypes")
 	w.line("import enum")
+	w.line("from typing import " + strings.Join(typingImports(a), ", "))
 	w.line("")
 	prefix := strings.ToUpper(a.Prefix)
 	w.line(fmt.Sprintf("ABI_VERSION = %d", a.Version))
@@ -46,6 +53,10 @@ func Emit(a *cabi.ABI) []byte {
 		w.docstring("", a.HandleDoc(h))
 	}
 	codes(w, a)
+	if c := a.Config; c != nil {
+		config(w, c.Name, c.Doc, c.Members)
+		environment(w, c, opener(a))
+	}
 	if s := a.Options; s != nil {
 		w.line("")
 		w.line("")
@@ -64,10 +75,11 @@ func Emit(a *cabi.ABI) []byte {
 		w.line(fmt.Sprintf("%s = ctypes.CFUNCTYPE(ctypes.c_int, %s, ctypes.c_void_p)", cb.CType, cb.Handle.CType))
 		w.docstring("", cb.Doc)
 	}
+	library(w, a)
 	w.line("")
 	w.line("")
-	w.line("def declare(lib):")
-	w.docstring("    ", "Declare the prototype of every function on lib, the library loaded with ctypes.CDLL, and return lib.")
+	w.line("def declare(lib: ctypes.CDLL) -> Library:")
+	w.docstring("    ", "Declare the prototype of every function on lib, the library loaded with ctypes.CDLL, and return lib, typed as the Library it now is.")
 	for _, f := range a.Funcs {
 		var args []string
 		for _, p := range f.Params {
@@ -76,8 +88,32 @@ func Emit(a *cabi.ABI) []byte {
 		w.line(fmt.Sprintf("    lib.%s.argtypes = [%s]", f.Name, strings.Join(args, ", ")))
 		w.line(fmt.Sprintf("    lib.%s.restype = %s", f.Name, ctypesType(f.Result.CType)))
 	}
-	w.line("    return lib")
+	w.line("    return cast(Library, lib)")
 	return []byte(w.String())
+}
+
+// typingImports lists the names the module imports from typing.
+func typingImports(a *cabi.ABI) []string {
+	names := []string{"Protocol", "cast"}
+	if a.Config != nil {
+		names = append(names, "TypedDict")
+		if enumerated(a.Config.Members) {
+			names = append(names, "Literal")
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// enumerated reports whether a member, nested or not, has a fixed set of
+// values.
+func enumerated(ms []cabi.Member) bool {
+	for _, m := range ms {
+		if len(m.Field.OneOf) > 0 || enumerated(m.Members) {
+			return true
+		}
+	}
+	return false
 }
 
 func codes(w *writer, a *cabi.ABI) {
@@ -98,12 +134,14 @@ func codes(w *writer, a *cabi.ABI) {
 	if a.Detail != "" {
 		detail += " (" + a.Detail + ")"
 	}
-	w.docstring("    ", "The base of the library's exceptions: one subclass per error code. code is the code, and detail "+detail+", which str() shows.")
+	w.docstring("    ", "The base of the library's exceptions: one subclass per error code. code is the code, detail "+detail+", which str() shows, and http_status the HTTP status an error with this code maps to.")
 	w.line("")
-	w.line("    code = None")
-	w.line(`    description = ""`)
+	w.line("    code: int | None = None")
+	w.line(`    description: str = ""`)
+	w.line(fmt.Sprintf("    http_status: int = %d", fallbackHTTP(a)))
+	w.line("    detail: str")
 	w.line("")
-	w.line(`    def __init__(self, detail=""):`)
+	w.line(`    def __init__(self, detail: str = "") -> None:`)
 	w.line("        super().__init__(detail or self.description)")
 	w.line("        self.detail = detail")
 	var table []string
@@ -119,16 +157,215 @@ func codes(w *writer, a *cabi.ABI) {
 		w.line("")
 		w.line("    code = Code." + name)
 		w.line(fmt.Sprintf("    description = %q", c.Desc))
+		w.line(fmt.Sprintf("    http_status = %d", c.HTTP))
 		table = append(table, fmt.Sprintf("    Code.%s: %s,", name, c.Class))
 	}
 	w.line("")
 	w.line("")
-	w.line("ERRORS = {")
+	w.line("ERRORS: dict[int, type[Error]] = {")
 	for _, t := range table {
 		w.line(t)
 	}
 	w.line("}")
 	w.docstring("", "The exception class of each error code.")
+}
+
+// fallbackHTTP is the HTTP status of errors whose code the table does not
+// know: the fallback code's.
+func fallbackHTTP(a *cabi.ABI) int {
+	for _, c := range a.Codes {
+		if c.Fallback {
+			return c.HTTP
+		}
+	}
+	return 500
+}
+
+// config emits the TypedDict of a config and, before it, those of its
+// nested configs: the JSON object zl_open reads, every member optional.
+func config(w *writer, name, doc string, members []cabi.Member) {
+	for _, m := range members {
+		if len(m.Members) > 0 {
+			config(w, m.Field.Type.Name, m.StructDoc, m.Members)
+		}
+	}
+	w.line("")
+	w.line("")
+	w.line("class " + name + "(TypedDict, total=False):")
+	w.docstring("    ", doc+"\n\nThe JSON object's members, all optional.")
+	for _, m := range members {
+		w.line("")
+		w.line(fmt.Sprintf("    %s: %s", m.JSON, memberType(m)))
+		if len(m.Members) > 0 {
+			w.docstring("    ", m.Field.Doc)
+			continue
+		}
+		var facts []string
+		switch {
+		case m.Field.Default != "":
+			facts = append(facts, fmt.Sprintf("default %q", m.Field.Default))
+		case m.Field.DefaultEnv != "":
+			facts = append(facts, "default $"+m.Field.DefaultEnv)
+		}
+		if m.Field.Env != "" {
+			facts = append(facts, "from the environment: "+m.Field.Env)
+		}
+		text := m.Field.Doc
+		if len(facts) > 0 {
+			text += "\n\n" + upperFirst(strings.Join(facts, "; ")) + "."
+		}
+		w.docstring("    ", text)
+	}
+}
+
+// environment emits where the configuration comes from when zl_open gets
+// none: the environment variable of each member (Go's ConfigFromEnv), and
+// the members whose default is an environment variable's value. The Python
+// client reads them from os.environ, since the library's Go runtime took its
+// copy of the environment when it was loaded.
+func environment(w *writer, c *cabi.Config, open string) {
+	var fromEnv, defaultEnv []string
+	var walk func(path []string, ms []cabi.Member)
+	walk = func(path []string, ms []cabi.Member) {
+		for _, m := range ms {
+			p := append(append([]string(nil), path...), m.JSON)
+			if len(m.Members) > 0 {
+				walk(p, m.Members)
+				continue
+			}
+			key := pyTuple(p)
+			if m.Field.Env != "" {
+				fromEnv = append(fromEnv, fmt.Sprintf("    %s: %q,", key, m.Field.Env))
+			}
+			if m.Field.DefaultEnv != "" {
+				defaultEnv = append(defaultEnv, fmt.Sprintf("    %s: %q,", key, m.Field.DefaultEnv))
+			}
+		}
+	}
+	walk(nil, c.Members)
+	w.line("")
+	w.line("CONFIG_ENVIRONMENT: dict[tuple[str, ...], str] = {")
+	for _, l := range fromEnv {
+		w.line(l)
+	}
+	w.line("}")
+	w.docstring("", fmt.Sprintf("The environment variable each configuration member (a path of JSON names) is read from when %s gets no configuration; an empty variable counts as unset.", open))
+	w.line("")
+	w.line("CONFIG_DEFAULT_ENVIRONMENT: dict[tuple[str, ...], str] = {")
+	for _, l := range defaultEnv {
+		w.line(l)
+	}
+	w.line("}")
+	w.docstring("", fmt.Sprintf("The members whose default is the value of an environment variable, read when %s runs.", open))
+}
+
+// opener is the name of the function that takes the configuration.
+func opener(a *cabi.ABI) string {
+	for _, f := range a.Funcs {
+		for _, p := range f.Params {
+			if p.Role == cabi.RoleConfig {
+				return f.Name
+			}
+		}
+	}
+	return "the library"
+}
+
+// pyTuple renders strings as a Python tuple literal.
+func pyTuple(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	if len(quoted) == 1 {
+		return "(" + quoted[0] + ",)"
+	}
+	return "(" + strings.Join(quoted, ", ") + ")"
+}
+
+// memberType is a config member's Python type.
+func memberType(m cabi.Member) string {
+	if len(m.Members) > 0 {
+		return m.Field.Type.Name
+	}
+	if len(m.Field.OneOf) > 0 {
+		quoted := make([]string, len(m.Field.OneOf))
+		for i, v := range m.Field.OneOf {
+			quoted[i] = fmt.Sprintf("%q", v)
+		}
+		return "Literal[" + strings.Join(quoted, ", ") + "]"
+	}
+	return "str"
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// library emits the Protocol the declared library satisfies: each C
+// function with the Python types ctypes converts its arguments from and its
+// result to.
+func library(w *writer, a *cabi.ABI) {
+	w.line("")
+	w.line("")
+	w.line("class Library(Protocol):")
+	w.docstring("    ", fmt.Sprintf("lib%s with its prototypes declared (declare returns it): every C function with the Python types ctypes takes and gives. Handles and numbers are int and strings bytes; pointer parameters are typed object: they take ctypes.byref() of a ctypes value, a ctypes buffer, a %s, or None where the C function accepts NULL.", a.Library, callbackName(a)))
+	for _, f := range a.Funcs {
+		params := []string{"self"}
+		for _, p := range f.Params {
+			params = append(params, p.Name+": "+pyParamType(p))
+		}
+		w.line("")
+		w.line(fmt.Sprintf("    def %s(%s) -> %s:", f.Name, strings.Join(params, ", "), pyResultType(f.Result)))
+		w.docstring("        ", firstSentence(f.Doc))
+	}
+}
+
+func callbackName(a *cabi.ABI) string {
+	if a.Callback == nil {
+		return "callback"
+	}
+	return a.Callback.CType
+}
+
+// pyParamType is the Python type a parameter takes.
+func pyParamType(p cabi.Param) string {
+	switch p.Role {
+	case cabi.RoleHandle, cabi.RoleMillis, cabi.RoleInt, cabi.RoleCode:
+		return "int"
+	case cabi.RoleString, cabi.RoleConfig:
+		if p.Nullable {
+			return "bytes | None"
+		}
+		return "bytes"
+	case cabi.RoleOption:
+		if p.Option.Type.Kind == model.String {
+			return "bytes"
+		}
+		return "int"
+	}
+	return "object"
+}
+
+// pyResultType is the Python type of what a function returns.
+func pyResultType(r cabi.Result) string {
+	if r.Kind == cabi.ResultString {
+		return "bytes"
+	}
+	return "int"
+}
+
+// firstSentence is a function doc's first sentence, for the Protocol's
+// docstrings: the header has the rest.
+func firstSentence(doc string) string {
+	doc = strings.Join(strings.Fields(doc), " ")
+	if i := strings.Index(doc, ". "); i >= 0 {
+		return doc[:i+1]
+	}
+	return doc
 }
 
 // ctypesType maps a C type of the ABI to its ctypes form.

@@ -12,7 +12,7 @@ import (
 // TestGeneratedCAndPythonCompile proves the C ABI's generated files are
 // valid in their languages, for the fixture and the real spec: the header
 // compiles as C11 and as C++ with every warning an error, and the Python
-// module byte-compiles. (The cgo exports are Go: the other tests check them,
+// module byte-compiles and passes mypy --strict. (The cgo exports are Go: the other tests check them,
 // and building sdk/cshared checks them against the header.)
 func TestGeneratedCAndPythonCompile(t *testing.T) {
 	for _, spec := range []string{fixtureSpec, filepath.Join(repoRoot, SpecDir)} {
@@ -68,4 +68,31 @@ func compilePython(t *testing.T, module []byte) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("the generated Python module does not compile: %v\n%s", err, out)
 	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "_abi_gen.py")
+	if err := os.WriteFile(file, module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(mypyPython(t), "-m", "mypy", "--strict", "--python-version", "3.10", "--cache-dir", filepath.Join(dir, "cache"), file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the generated Python module does not pass mypy --strict: %v\n%s", err, out)
+	}
+}
+
+// mypyPython returns a Python that has mypy: python3 on the PATH, or
+// Debian's /usr/bin/python3, which Debian's python3-mypy installs it for.
+func mypyPython(t *testing.T) string {
+	t.Helper()
+	var candidates []string
+	if bin, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, bin)
+	}
+	candidates = append(candidates, "/usr/bin/python3")
+	for _, bin := range candidates {
+		if exec.Command(bin, "-c", "import mypy").Run() == nil {
+			return bin
+		}
+	}
+	t.Fatalf("mypy not found for %s: this test type-checks the generated Python module (apt-get install python3-mypy)", strings.Join(candidates, " or "))
+	return ""
 }

@@ -48,7 +48,7 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	for p, b := range files {
 		overlay[filepath.Join(root, filepath.FromSlash(p))] = b
 	}
-	for _, dir := range []string{"core", "sdk/go", "sdk/cshared"} {
+	for _, dir := range []string{"driver", "sdk/go", "sdk/cshared"} {
 		cfg := &packages.Config{
 			Mode:    packages.NeedName | packages.NeedTypes,
 			Dir:     filepath.Join(root, dir),

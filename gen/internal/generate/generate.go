@@ -18,6 +18,7 @@ import (
 	"github.com/zerotal/lock/gen/internal/emitc"
 	"github.com/zerotal/lock/gen/internal/emitcgo"
 	"github.com/zerotal/lock/gen/internal/emitgo"
+	"github.com/zerotal/lock/gen/internal/emitnode"
 	"github.com/zerotal/lock/gen/internal/emitpy"
 	"github.com/zerotal/lock/gen/internal/load"
 	"github.com/zerotal/lock/gen/internal/model"
@@ -45,16 +46,17 @@ type Layout struct {
 	Go      emitgo.Layout
 	CShared string // the C ABI's directory: its cgo exports and public header
 	Python  string // the Python client's directory, holding one package
+	Node    string // the Node.js package's directory
 }
 
 // DefaultLayout is the repository's layout.
 func DefaultLayout() Layout {
-	return Layout{Go: emitgo.DefaultLayout(), CShared: "sdk/cshared", Python: "sdk/python"}
+	return Layout{Go: emitgo.DefaultLayout(), CShared: "sdk/cshared", Python: "sdk/python", Node: "sdk/node"}
 }
 
 // FromSpec loads the spec in specDir and emits every file for layout l:
-// the Go API, and the C ABI (header, cgo exports, Python module) when the
-// spec declares one.
+// the Go API, and the C ABI (header, cgo exports, Python module, Node.js
+// binding) when the spec declares one.
 func FromSpec(specDir string, l Layout) (Files, error) {
 	s, err := load.Dir(specDir)
 	if err != nil {
@@ -81,6 +83,9 @@ func FromSpec(specDir string, l Layout) (Files, error) {
 	}
 	files[path.Join(l.CShared, emitc.FileName(a))] = emitc.Emit(a)
 	files[emitpy.Path(l.Python, a)] = emitpy.Emit(a)
+	for p, b := range emitnode.Emit(l.Node, a) {
+		files[p] = b
+	}
 	return Files(files), nil
 }
 
@@ -96,7 +101,7 @@ type Change struct {
 	Detail string // for an update, where the contents first differ
 }
 
-// String renders the change as lockgen prints it: "update core/x_gen.go: ...".
+// String renders the change as lockgen prints it: "update sdk/go/x_gen.go: ...".
 func (c Change) String() string {
 	if c.Detail != "" {
 		return fmt.Sprintf("%s %s: %s", c.Action, c.Path, c.Detail)
@@ -136,8 +141,10 @@ func Diff(root string, files Files) ([]Change, error) {
 // a file so named and so headed in a directory the generator writes into is
 // generated, and stale when the generator no longer emits it.
 var staleHeaders = map[string]string{
-	"_gen.go": "// " + emitgo.Header + "\n",
-	"_gen.py": emitpy.Header + "\n",
+	"_gen.go":   "// " + emitgo.Header + "\n",
+	"_gen.py":   emitpy.Header + "\n",
+	"_gen.js":   emitnode.Header + "\n",
+	"_gen.d.ts": emitnode.Header + "\n",
 }
 
 // staleFiles lists generated files in dirs that the generator no longer

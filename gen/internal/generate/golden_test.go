@@ -15,6 +15,7 @@ import (
 
 	"github.com/zerotal/lock/gen/internal/emitc"
 	"github.com/zerotal/lock/gen/internal/emitgo"
+	"github.com/zerotal/lock/gen/internal/emitnode"
 	"github.com/zerotal/lock/gen/internal/emitpy"
 )
 
@@ -86,7 +87,7 @@ func goldenPaths(t *testing.T) []string {
 // the header where go/ast looks for it and has no package doc (the
 // hand-written doc.go files own those).
 func TestOutputIsStableGeneratedGo(t *testing.T) {
-	headers := map[string]string{".h": emitc.Header + "\n", ".py": emitpy.Header + "\n"}
+	headers := map[string]string{".h": emitc.Header + "\n", ".py": emitpy.Header + "\n", ".js": emitnode.Header + "\n", ".ts": emitnode.Header + "\n"}
 	for _, spec := range []string{fixtureSpec, filepath.Join(repoRoot, SpecDir)} {
 		first, err := FromSpec(spec, DefaultLayout())
 		if err != nil {

@@ -143,6 +143,8 @@ func (b *builder) buildAPI() {
 	var codes *typeDecl
 	b.optionDecl = map[string]typeDecl{}
 	var pending []typeDecl // declarations whose role is given by another one
+	var tables []typeDecl  // enum tables, read once their types are known
+	enums := map[string]Named{}
 	for i := range decls {
 		d := decls[i]
 		name := d.spec.Name.Name
@@ -159,25 +161,39 @@ func (b *builder) buildAPI() {
 				b.errDecls = append(b.errDecls, d)
 			case isConfig:
 				b.buildConfig(d, t)
+			case ds["enum"] != "":
+				tables = append(tables, d)
 			case ds["options"] != "":
 				b.buildOptionSet(d, t)
+			case hasDirective(ds, "go"):
+				b.buildGoType(d, t)
 			default:
 				pending = append(pending, d)
 			}
 		case *ast.Ident:
-			if name != codeName || t.Name != "int" {
-				b.errorf(pkg, d.spec.Pos(), "%s: only %s may be a named basic type (int)", name, codeName)
+			if t.Name != "int" {
+				b.errorf(pkg, d.spec.Pos(), "%s: a named basic type must be an int (%s or an enum)", name, codeName)
 				continue
 			}
 			n, ds := b.named(pkg, d.spec.Name, d.doc)
 			b.done(pkg, d.spec.Pos(), ds)
-			b.m.CodeType = n
+			if name == codeName {
+				b.m.CodeType = n
+			} else {
+				enums[name] = n
+			}
 		default:
 			b.errorf(pkg, d.spec.Pos(), "%s: unsupported type declaration", name)
 		}
 	}
 	for _, d := range pending {
 		b.optionDecl[d.spec.Name.Name] = d
+	}
+	for _, d := range tables {
+		b.buildEnum(d, enums)
+	}
+	for name := range enums {
+		b.errs = append(b.errs, fmt.Errorf("spec: %s: no //lock:enum %s table gives its values", name, name))
 	}
 	if codes == nil {
 		b.errs = append(b.errs, fmt.Errorf("spec: no %s table", codesName))
@@ -189,36 +205,52 @@ func (b *builder) buildAPI() {
 	}
 }
 
-// buildSurface reads an API interface: a wrapped type or the package.
+// hasDirective reports whether ds holds the directive name, with or
+// without an argument.
+func hasDirective(ds directives, name string) bool {
+	_, ok := ds[name]
+	return ok
+}
+
+// buildGoType reads a //lock:go declaration: a type written by hand in the
+// Go API, declared in the spec as an empty struct so that options can name
+// it. It has no C form.
+func (b *builder) buildGoType(d typeDecl, st *ast.StructType) {
+	n, ds := b.named(b.api, d.spec.Name, d.doc)
+	if arg, _ := ds.take("go"); arg != "" {
+		b.errorf(b.api, d.spec.Pos(), "%s: //lock:go takes no argument, got %q", n.Name, arg)
+	}
+	b.done(b.api, d.spec.Pos(), ds)
+	if len(st.Fields.List) > 0 {
+		b.errorf(b.api, d.spec.Pos(), "%s: a //lock:go type is declared as struct{}; it is written by hand in the Go API", n.Name)
+	}
+	b.m.GoTypes = append(b.m.GoTypes, n)
+}
+
+// buildSurface reads an API interface: an API type, the package, or the C
+// ABI.
 func (b *builder) buildSurface(d typeDecl, it *ast.InterfaceType) {
 	pkg := b.api
 	n, ds := b.named(pkg, d.spec.Name, d.doc)
 	s := Surface{Named: n}
-	wrap, isWrap := ds.take("wrap")
+	_, isType := ds.take("type")
 	_, isPkg := ds.take("package")
 	abiArgs, isABI := ds.take("abi")
 	s.CHandle, _ = ds.take("c")
 	b.done(pkg, d.spec.Pos(), ds)
 	roles := 0
-	for _, has := range []bool{isWrap, isPkg, isABI} {
+	for _, has := range []bool{isType, isPkg, isABI} {
 		if has {
 			roles++
 		}
 	}
 	switch {
 	case roles != 1:
-		b.errorf(pkg, d.spec.Pos(), "%s: an API interface needs exactly one of //lock:wrap core.T, //lock:package or //lock:abi", n.Name)
+		b.errorf(pkg, d.spec.Pos(), "%s: an API interface needs exactly one of //lock:type, //lock:package or //lock:abi", n.Name)
 		return
 	case isABI:
 		b.buildABI(d, it, n, abiArgs)
 		return
-	case isWrap:
-		t, ok := strings.CutPrefix(wrap, "core.")
-		if !ok || t == "" || strings.Contains(t, ".") {
-			b.errorf(pkg, d.spec.Pos(), "%s: //lock:wrap wants core.T, got %q", n.Name, wrap)
-			return
-		}
-		s.Wrap = t
 	}
 	for _, f := range it.Methods.List {
 		if len(f.Names) == 0 {
@@ -245,14 +277,13 @@ func (b *builder) buildSurface(d typeDecl, it *ast.InterfaceType) {
 	b.m.Surfaces = append(b.m.Surfaces, s)
 }
 
-// methodKind sets how a method is implemented, from its directives.
+// methodKind sets how a method is implemented, from its directives. A method
+// with none forwards to the hand-written implementation named like it with
+// a lower-case first letter, or as //lock:impl names it.
 func (b *builder) methodKind(m *Method, ds directives, inPackage bool, pos token.Pos) {
 	pkg := b.api
 	kinds := 0
 	if inPackage {
-		if _, ok := ds.take("glue"); ok {
-			m.Kind, kinds = Glue, kinds+1
-		}
 		if _, ok := ds.take("default"); ok {
 			m.Kind, kinds = OnDefault, kinds+1
 		}
@@ -265,36 +296,34 @@ func (b *builder) methodKind(m *Method, ds directives, inPackage bool, pos token
 				b.errorf(pkg, pos, "%s: //lock:codeof wants the signature (err error) %s", m.Name, codeName)
 			}
 		}
-		if kinds != 1 {
-			b.errorf(pkg, pos, "%s: a package function needs exactly one of //lock:glue, //lock:default, //lock:env Config, //lock:codeof", m.Name)
+	}
+	if kinds > 1 {
+		b.errorf(pkg, pos, "%s: //lock:default, //lock:env and //lock:codeof exclude each other", m.Name)
+	}
+	impl, hasImpl := ds.take("impl")
+	switch {
+	case kinds == 0:
+		m.Kind, m.Impl = Forward, lowerFirst(m.Name)
+		if hasImpl {
+			m.Impl = impl
 		}
-	} else {
-		m.Kind, m.CoreName = Delegate, m.Name
-		if mode, ok := ds.take("run"); ok {
-			m.Kind, m.RunMode = Run, mode
-			b.checkRun(m, pos)
+		if !isIdent(m.Impl) || m.Impl != lowerFirst(m.Impl) {
+			b.errorf(pkg, pos, "%s: //lock:impl wants an unexported identifier, got %q", m.Name, m.Impl)
 		}
-		if core, ok := ds.take("core"); ok {
-			if m.Kind == Run {
-				b.errorf(pkg, pos, "%s: //lock:run and //lock:core exclude each other", m.Name)
-			}
-			m.CoreName = core
-		}
+	case hasImpl:
+		b.errorf(pkg, pos, "%s: //lock:impl is for methods written by hand", m.Name)
 	}
 	b.done(pkg, pos, ds)
 }
 
-// checkRun checks the shape a //lock:run method must have:
-// (ctx, key, ttl, fn, opts...) error.
-func (b *builder) checkRun(m *Method, pos token.Pos) {
-	want := []Kind{Context, String, Duration, Func, Declared}
-	ok := len(m.Params) == len(want) && m.Variadic && len(m.Results) == 1 && m.Results[0].Type.Kind == Error
-	for i := 0; ok && i < len(want); i++ {
-		ok = m.Params[i].Type.Kind == want[i]
+// isIdent reports whether s is a Go identifier.
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) || i == 0 && '0' <= s[i] && s[i] <= '9' {
+			return false
+		}
 	}
-	if !ok || m.RunMode == "" {
-		b.errorf(b.api, pos, "%s: //lock:run Mode wants a mode and the shape (ctx context.Context, key string, ttl time.Duration, fn func(context.Context) error, opts ...Option) error", m.Name)
-	}
+	return s != ""
 }
 
 // method reads a method's signature.
@@ -370,7 +399,15 @@ func (b *builder) typeOf(t types.Type) (Type, error) {
 			return Type{Kind: Declared, Name: obj.Name(), Scope: ScopeAPI}, nil
 		case obj.Pkg().Path() == b.contract.PkgPath:
 			return Type{Kind: Declared, Name: obj.Name(), Scope: ScopeContract}, nil
+		default:
+			return Type{Kind: Extern, Ref: &Ref{Path: obj.Pkg().Path(), Name: obj.Name()}}, nil
 		}
+	case *types.Pointer:
+		elem, err := b.typeOf(t.Elem())
+		if err != nil {
+			return Type{}, err
+		}
+		return Type{Kind: Pointer, Elem: &elem}, nil
 	case *types.Signature:
 		ps, err := b.params(t.Params(), t.Variadic())
 		if err != nil {

@@ -75,8 +75,17 @@ func TestBuildFixture(t *testing.T) {
 	if wait.C.Name != "fx_wait" || strings.Join(wait.C.Flatten, ",") != "Patience,Eager" {
 		t.Errorf("Handle.Wait's C binding: %+v", wait.C)
 	}
-	if drop := m.ABI.Methods[3]; !drop.C.Frees || drop.Kind != Glue {
+	if drop := m.ABI.Methods[3]; !drop.C.Frees || !drop.ABIOnly || drop.Impl != "Drop" {
 		t.Errorf("ABI.Drop: %+v", drop)
+	}
+	if len(m.GoTypes) != 1 || m.GoTypes[0].Name != "Tracer" {
+		t.Errorf("Go-only types: %+v", m.GoTypes)
+	}
+	if f := m.Options[1].Fields[2]; f.Join != "joinTracers" || !f.GoOnly() {
+		t.Errorf("ServiceTuning.Tracer: %+v", f)
+	}
+	if f := m.Options[1].Fields[3]; f.Type.Kind != Pointer || f.Type.Elem.Ref == nil || *f.Type.Elem.Ref != (Ref{Path: "log/slog", Name: "Logger"}) {
+		t.Errorf("ServiceTuning.Log: %+v", f)
 	}
 	if m.Surfaces[0].CHandle != "fx_service" {
 		t.Errorf("Service's handle type: %q", m.Surfaces[0].CHandle)
@@ -93,7 +102,7 @@ func TestBuildRejectsBrokenSpecs(t *testing.T) {
 	}{
 		{"missing doc", map[string][2]string{"api.go": {"// Handle is one name's handle.\n//\n", ""}}, "Handle has no doc comment"},
 		{"doc not starting with the name", map[string][2]string{"api.go": {"// Take takes", "// Takes"}}, "doc comment of Take must start with its name"},
-		{"unknown directive", map[string][2]string{"api.go": {"//lock:wrap core.Lock", "//lock:wrapp core.Lock"}}, "unknown directive //lock:wrapp"},
+		{"unknown directive", map[string][2]string{"api.go": {"//lock:type\n//lock:c fx_handle", "//lock:typ\n//lock:c fx_handle"}}, "unknown directive //lock:typ"},
 		{"unknown tag key", map[string][2]string{"settings.go": {`default:"a" env`, `defualt:"a" env`}}, "unknown tag keys defualt"},
 		{"codes out of order", map[string][2]string{"errors.go": {`code:"4"`, `code:"1"`}}, "codes must increase"},
 		{"two fallbacks", map[string][2]string{"errors.go": {`code:"0" http:"200"`, `code:"0" http:"200" fallback:"true"`}}, "exactly one code must be the fallback"},
@@ -104,7 +113,7 @@ func TestBuildRejectsBrokenSpecs(t *testing.T) {
 		{"function in the spec", map[string][2]string{"settings.go": {"type Setting struct{}", "type Setting struct{}\n\nfunc helper() {}"}}, "the spec declares types only"},
 		{"does not compile", map[string][2]string{"settings.go": {"Eager bool", "Eager boool"}}, "undefined: boool"},
 		{"unsupported type", map[string][2]string{"api.go": {"Name() string", "Name() map[string]int"}}, "is not one the spec supports"},
-		{"run method of the wrong shape", map[string][2]string{"api.go": {"Do(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Setting) error\n\n\t// Get returns", "Do(ctx context.Context, name string, fn func(ctx context.Context) error, opts ...Setting) error\n\n\t// Get returns"}}, "//lock:run Mode wants"},
+		{"implementation that is not an unexported name", map[string][2]string{"api.go": {"//lock:impl newHandle", "//lock:impl NewHandle"}}, "//lock:impl wants an unexported identifier"},
 		{"default without a matching method", map[string][2]string{"api.go": {"Get(name string, ttl time.Duration) Handle\n}\n\n// Service", "Get(name string) Handle\n}\n\n// Service"}}, "//lock:default needs Service.Get"},
 		{"option set naming no type", map[string][2]string{"settings.go": {"//lock:options Setting\n", "//lock:options Settingz\n"}}, `names "Settingz"`},
 		{"implies a non-bool", map[string][2]string{"settings.go": {`implies:"Eager"`, `implies:"Patience"`}}, "implies Patience, which is not a bool option"},
@@ -119,9 +128,17 @@ func TestBuildRejectsBrokenSpecs(t *testing.T) {
 		{"static on a non-string", map[string][2]string{"cabi.go": {"//lock:c fx_count", "//lock:c fx_count static"}}, "static and thread describe a returned string"},
 		{"flattened option that does not exist", map[string][2]string{"api.go": {"options=Patience,Eager", "options=Patience,Eagre"}}, "Tuning has no field Eagre"},
 		{"two values for C", map[string][2]string{"api.go": {"//lock:c - driver.Info has no C form", "//lock:c fx_info"}}, "returns at most one value besides its code"},
-		{"surface without a handle type", map[string][2]string{"api.go": {"//lock:c fx_handle\n", ""}}, "Handle: with a //lock:abi interface, every wrapped surface needs //lock:c HANDLE_TYPE"},
+		{"surface without a handle type", map[string][2]string{"api.go": {"//lock:c fx_handle\n", ""}}, "Handle: with a //lock:abi interface, every API type needs //lock:c HANDLE_TYPE"},
 		{"malformed abi directive", map[string][2]string{"cabi.go": {"//lock:abi fixture_lib fx 3", "//lock:abi fixture_lib"}}, "//lock:abi wants LIBRARY PREFIX VERSION"},
 		{"abi function without a C name", map[string][2]string{"cabi.go": {"//lock:c fx_detail thread", "//lock:c - no"}}, "every function of the //lock:abi interface needs //lock:c NAME"},
+		{"enum values out of order", map[string][2]string{"errors.go": {`value:"3"`, `value:"1"`}}, "values must increase"},
+		{"enum value without text", map[string][2]string{"errors.go": {` text:"melted"`, ""}}, "Breakages.Melted: needs a text tag"},
+		{"enum without a table", map[string][2]string{"errors.go": {"//lock:enum Breakage\n", ""}}, "no //lock:enum Breakage table"},
+		{"enum table naming no type", map[string][2]string{"errors.go": {"//lock:enum Breakage\n", "//lock:enum Breakag\n"}}, "names no int type"},
+		{"option of a declared type that is not //lock:go", map[string][2]string{"settings.go": {"//lock:go\n", ""}}, "Tracer is not one"},
+		{"//lock:go type with fields", map[string][2]string{"settings.go": {"type Tracer struct{}", "type Tracer struct{ X int }"}}, "a //lock:go type is declared as struct{}"},
+		{"Go-only option with a default", map[string][2]string{"settings.go": {"Log *slog.Logger", "Log *slog.Logger `default:\"x\"`"}}, "a Go-only option defaults to its zero value"},
+		{"join that is not an unexported name", map[string][2]string{"settings.go": {`join:"joinTracers"`, `join:"JoinTracers"`}}, "join: wants the name of an unexported func"},
 		{"C binding without an ABI", map[string][2]string{"cabi.go": {"package spec", "//go:build ignore\n\npackage spec"}}, "Service.Close: //lock:c without a //lock:abi interface"},
 	}
 	for _, c := range cases {

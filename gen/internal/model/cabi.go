@@ -18,7 +18,7 @@ type ABI struct {
 	Library string   // the library's name: lib<Library>.so, <Library>.h, the Python package
 	Prefix  string   // the prefix of every C name ("zl": zl_open, ZL_OK, zl_options)
 	Version int      // the ABI version: raised whenever a signature changes incompatibly
-	Methods []Method // in spec order; all Glue, all with a C binding
+	Methods []Method // in spec order; all written by hand in the C ABI's package, all with a C binding
 }
 
 // Ownership says who owns a string a C function returns.
@@ -146,7 +146,7 @@ func (b *builder) buildABI(d typeDecl, it *ast.InterfaceType, n Named, args stri
 		if !ok {
 			continue
 		}
-		m.Kind = Glue
+		m.Kind, m.Impl, m.ABIOnly = Forward, m.Name, true
 		m.C = b.cBinding(mds, f.Pos(), m)
 		b.done(pkg, f.Pos(), mds)
 		if m.C.Name == "" {
@@ -195,7 +195,7 @@ func (b *builder) linkABI() {
 	for _, s := range b.m.Surfaces {
 		switch {
 		case s.CHandle == "":
-			b.errs = append(b.errs, fmt.Errorf("%s: with a //lock:abi interface, every wrapped surface needs //lock:c HANDLE_TYPE", s.Name))
+			b.errs = append(b.errs, fmt.Errorf("%s: with a //lock:abi interface, every API type needs //lock:c HANDLE_TYPE", s.Name))
 		case !strings.HasPrefix(s.CHandle, prefix) || !cIdent.MatchString(s.CHandle):
 			b.errs = append(b.errs, fmt.Errorf("%s: handle type %q must be a lower-case C name starting with %s", s.Name, s.CHandle, prefix))
 		}
@@ -247,7 +247,7 @@ func (b *builder) checkCBinding(where string, m Method) {
 	if c.String != CallerBuffer && !isString {
 		b.errs = append(b.errs, fmt.Errorf("%s: static and thread describe a returned string, and this returns none", where))
 	}
-	if c.Frees && (len(m.Params) == 0 || m.Params[0].Type.Kind != Declared) && m.Kind == Glue {
+	if c.Frees && (len(m.Params) == 0 || m.Params[0].Type.Kind != Declared) && m.ABIOnly {
 		b.errs = append(b.errs, fmt.Errorf("%s: frees ends a handle: the function's first parameter must be one", where))
 	}
 	if len(c.Flatten) == 0 {

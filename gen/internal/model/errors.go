@@ -185,7 +185,7 @@ func (b *builder) checkFormat(e ErrorType, pos token.Pos) {
 // zero value.
 func zeroTestable(k Kind) bool {
 	switch k {
-	case Bool, Int, Uint64, String, Duration, Error, Any:
+	case Bool, Int, Uint64, String, Duration, Time, Error, Any:
 		return true
 	}
 	return false

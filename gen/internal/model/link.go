@@ -19,6 +19,9 @@ func (b *builder) link() {
 	for _, o := range b.m.Options {
 		known[o.Option.Name] = true
 	}
+	for _, g := range b.m.GoTypes {
+		known[g.Name] = true
+	}
 	contract := map[string]bool{}
 	for _, d := range b.m.Contract {
 		switch d.Kind {
@@ -81,7 +84,7 @@ func (b *builder) checkType(where string, t Type, known, contract map[string]boo
 		for _, p := range append(append([]Param(nil), t.Params...), t.Results...) {
 			b.checkType(where, p.Type, known, contract)
 		}
-	case Chan:
+	case Chan, Pointer:
 		b.checkType(where, *t.Elem, known, contract)
 	}
 }
@@ -103,6 +106,13 @@ func (b *builder) linkOptions() {
 		n, ds := b.named(b.api, d.spec.Name, d.doc)
 		b.done(b.api, d.spec.Pos(), ds)
 		o.Option = n
+	}
+	for _, o := range b.m.Options {
+		for _, f := range o.Fields {
+			if f.Type.Kind == Declared && !b.isGoType(f.Type.Name) {
+				b.errs = append(b.errs, fmt.Errorf("%s.%s: an option of a declared type needs a //lock:go type, and %s is not one", o.Name, f.Name, f.Type.Name))
+			}
+		}
 	}
 	for name, d := range b.optionDecl {
 		b.errorf(b.api, d.spec.Pos(), "%s: declared with no role (not an option type, config, error or table)", name)

@@ -8,6 +8,7 @@ package model
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,10 +18,12 @@ type Model struct {
 	Errors   []ErrorType // the typed errors, in spec order
 	Configs  []Config    // configuration structs, in spec order
 	Options  []OptionSet // option sets, in spec order
-	Surfaces []Surface   // wrapped API types (Manager, ManagedLock), in spec order
+	Surfaces []Surface   // the API types (Manager, ManagedLock), in spec order
 	Package  Surface     // the package-level functions
 	Contract []Decl      // the driver contract, in spec order
 	ABI      *ABI        // the C ABI's own functions, or nil when the spec declares no C ABI
+	Enums    []Enum      // named int types with a table of values, in spec order
+	GoTypes  []Named     // types written by hand in the Go API (//lock:go), in spec order
 
 	CodeType Named // the Code type's name and doc
 }
@@ -65,6 +68,19 @@ type Code struct {
 	Rank     int    // precedence when an error tree holds several codes: lower wins; 0 means never matched
 	Fallback bool   // the code of an error with no code of the table
 	Text     string // a short description for other languages (zl_strerror), or ""
+}
+
+// Enum is a named int type and its values, read from a //lock:enum table.
+type Enum struct {
+	Named
+	Values []EnumValue // in increasing order, all > 0 (0 is "not set")
+}
+
+// EnumValue is one constant of an Enum.
+type EnumValue struct {
+	Named        // the constant's Go name, as the table's field spells it
+	Value int    // its number
+	Text  string // what String returns: the value in words
 }
 
 // Ref names a declaration of another package, such as context.Canceled.
@@ -120,17 +136,28 @@ type ConfigField struct {
 type OptionSet struct {
 	Named
 	Option Named         // the option type ("Option")
-	Into   string        // the core struct the options fill ("Options"), or "" for a local struct
+	Into   string        // the hand-written struct the options fill ("options"), or "" for a generated one
 	Fields []OptionField // one per option
 }
 
 // OptionField is one setting of an option set.
 type OptionField struct {
 	Named
-	Type    Type     // a Duration, Bool or String
+	Type    Type     // a Duration, Bool or String; or, Go-only, a //lock:go type or a pointer to an Extern type
 	Default Default  // its default
 	Set     string   // a bool field of the Into struct set to true with it, or ""
 	Implies []string // bool settings this one turns on
+	Join    string   // the hand-written func(old, new T) T that combines a repeated option, or "" for "a later one wins"
+}
+
+// GoOnly reports whether the option has no C form: its type exists only in
+// Go.
+func (f OptionField) GoOnly() bool {
+	switch f.Type.Kind {
+	case Duration, Bool, String:
+		return false
+	}
+	return true
 }
 
 // Constructor is the name of the option function that sets f.
@@ -166,20 +193,21 @@ func (d Default) Text() string {
 // Surface is an API type or the package-level function set.
 type Surface struct {
 	Named
-	Wrap    string   // the core type the surface wraps ("Manager"); "" for the package
 	Methods []Method // in spec order
 	CHandle string   // the C ABI's handle type for values of the surface ("zl_manager"), or ""
 }
+
+// State is the hand-written struct a surface's type embeds for its fields:
+// Manager embeds managerState.
+func (s Surface) State() string { return lowerFirst(s.Name) + "State" }
 
 // MethodKind says how an emitter implements a method.
 type MethodKind int
 
 // The method kinds.
 const (
-	Delegate    MethodKind = iota // call the wrapped core method (CoreName), converting arguments and results
-	Run                           // make a lock like Make, then run fn under it in RunMode
+	Forward     MethodKind = iota // call the hand-written implementation (Impl) with the same arguments
 	OnDefault                     // a package function calling the same method on Default()
-	Glue                          // written by hand; emitters only check its signature
 	FromEnv                       // the config-from-environment constructor of Config
 	ClassifyErr                   // CodeOf: the code of any error, by the error table
 )
@@ -191,10 +219,18 @@ type Method struct {
 	Params   []Param
 	Results  []Param
 	Variadic bool   // the last parameter is variadic (its Type is the element type)
-	CoreName string // Delegate: the core method's name
-	RunMode  string // Run: the core mode constant ("ModeTry")
+	Impl     string // Forward: the hand-written function or method it calls
+	ABIOnly  bool   // a function of the C ABI alone (the //lock:abi interface)
 	Config   string // FromEnv: the config struct
 	C        CBinding
+}
+
+// lowerFirst lowers an identifier's first letter: Timeout → timeout.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // Param is a parameter or result.
@@ -222,6 +258,8 @@ const (
 	Chan             // a channel type
 	EmptyStruct      // struct{}
 	Declared         // a type declared in the spec
+	Pointer          // a pointer to Elem
+	Extern           // a named type of another Go package (Ref): Go-only, with no C form
 )
 
 // Scope says which spec package declares a Declared type.
@@ -248,7 +286,8 @@ type Type struct {
 	Kind     Kind
 	Name     string  // Declared: the declared name
 	Scope    Scope   // Declared: where it is declared
-	Elem     *Type   // Chan: the element type
+	Elem     *Type   // Chan, Pointer: the element type
+	Ref      *Ref    // Extern: the package and name
 	Dir      ChanDir // Chan: the direction
 	Params   []Param // Func
 	Results  []Param // Func
@@ -258,6 +297,9 @@ type Type struct {
 // Equal reports whether a and b are the same type.
 func (a Type) Equal(b Type) bool {
 	if a.Kind != b.Kind || a.Name != b.Name || a.Scope != b.Scope || a.Dir != b.Dir || a.Variadic != b.Variadic {
+		return false
+	}
+	if (a.Ref == nil) != (b.Ref == nil) || a.Ref != nil && *a.Ref != *b.Ref {
 		return false
 	}
 	if (a.Elem == nil) != (b.Elem == nil) || a.Elem != nil && !a.Elem.Equal(*b.Elem) {

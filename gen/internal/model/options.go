@@ -16,11 +16,10 @@ func (b *builder) buildOptionSet(d typeDecl, st *ast.StructType) {
 	o := OptionSet{Named: n}
 	o.Option.Name, _ = ds.take("options")
 	if into, ok := ds.take("into"); ok {
-		t, isCore := strings.CutPrefix(into, "core.")
-		if !isCore || t == "" {
-			b.errorf(pkg, d.spec.Pos(), "%s: //lock:into wants core.T, got %q", n.Name, into)
+		if !isIdent(into) || into != lowerFirst(into) {
+			b.errorf(pkg, d.spec.Pos(), "%s: //lock:into wants the name of an unexported struct written by hand, got %q", n.Name, into)
 		}
-		o.Into = t
+		o.Into = into
 	}
 	b.done(pkg, d.spec.Pos(), ds)
 	fields, fieldTags := b.fields(pkg, st, n.Name, true)
@@ -31,7 +30,7 @@ func (b *builder) buildOptionSet(d typeDecl, st *ast.StructType) {
 	for i, f := range fields {
 		t := fieldTags[i]
 		where := n.Name + "." + f.Name
-		of := OptionField{Named: f.Named, Type: f.Type, Set: t.take("set")}
+		of := OptionField{Named: f.Named, Type: f.Type, Set: t.take("set"), Join: t.take("join")}
 		if implies := t.take("implies"); implies != "" {
 			of.Implies = strings.Fields(implies)
 		}
@@ -43,10 +42,17 @@ func (b *builder) buildOptionSet(d typeDecl, st *ast.StructType) {
 		if err := t.done(); err != nil {
 			b.errorf(pkg, d.spec.Pos(), "%s: %v", where, err)
 		}
-		switch f.Type.Kind {
-		case Duration, Bool, String:
+		switch k := f.Type.Kind; {
+		case k == Duration, k == Bool, k == String:
+		case k == Declared, k == Pointer && f.Type.Elem.Kind == Extern: // Declared: a //lock:go type, which link checks
+			if !def.IsZero() {
+				b.errorf(pkg, d.spec.Pos(), "%s: a Go-only option defaults to its zero value; drop default:", where)
+			}
 		default:
-			b.errorf(pkg, d.spec.Pos(), "%s: options are durations, booleans or strings", where)
+			b.errorf(pkg, d.spec.Pos(), "%s: options are durations, booleans or strings, or (Go-only) a //lock:go type or a pointer to another package's type", where)
+		}
+		if of.Join != "" && (!isIdent(of.Join) || of.Join != lowerFirst(of.Join)) {
+			b.errorf(pkg, d.spec.Pos(), "%s: join: wants the name of an unexported func(old, new T) T written by hand, got %q", where, of.Join)
 		}
 		if of.Set != "" && o.Into == "" {
 			b.errorf(pkg, d.spec.Pos(), "%s: set: names a field of the //lock:into struct, and there is none", where)
@@ -62,6 +68,16 @@ func (b *builder) buildOptionSet(d typeDecl, st *ast.StructType) {
 		o.Fields = append(o.Fields, of)
 	}
 	b.m.Options = append(b.m.Options, o)
+}
+
+// isGoType reports whether name is declared //lock:go.
+func (b *builder) isGoType(name string) bool {
+	for _, g := range b.m.GoTypes {
+		if g.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // parseDefault reads an option's default tag: "ttl", "ttl/N", a duration,

@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"context"
@@ -20,7 +20,7 @@ var nilCtx context.Context
 func newTestManager(t *testing.T) (*Manager, *fakeDriver) {
 	t.Helper()
 	f := newFake()
-	m := NewManager(f, prefix)
+	m := newEngine(f, prefix)
 	t.Cleanup(func() { _ = m.Close() })
 	return m, f
 }
@@ -29,29 +29,29 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 	m, f := newTestManager(t)
 	ctx := context.Background()
 	noop := func(context.Context) error { return nil }
-	long := strings.Repeat("k", MaxKeyLen+1)
+	long := strings.Repeat("k", maxKeyLen+1)
 	cases := []struct {
 		name, field string
 		run         func() error
 	}{
-		{"empty key", "key", func() error { return m.NewLock("", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
-		{"key over 1KiB", "key", func() error { return m.NewLock(long, time.Second).Run(ctx, ModeTry, Options{}, noop) }},
-		{"invalid UTF-8", "key", func() error { return m.NewLock("a\xffb", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
-		{"NUL in key", "key", func() error { return m.NewLock("a\x00b", time.Second).Run(ctx, ModeTry, Options{}, noop) }},
-		{"ttl under 1ms", "ttl", func() error { return m.NewLock("k", time.Millisecond-1).Run(ctx, ModeTry, Options{}, noop) }},
-		{"zero ttl", "ttl", func() error { _, err := m.NewLock("k", 0).Acquire(ctx); return err }},
-		{"negative ttl", "ttl", func() error { return m.NewLock("k", -time.Second).Block(ctx, Options{}) }},
-		{"nil ctx", "ctx", func() error { return m.NewLock("k", time.Second).Run(nilCtx, ModeTry, Options{}, noop) }},
-		{"nil fn", "fn", func() error { return m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{}, nil) }},
-		{"negative timeout", "timeout", func() error { return m.NewLock("k", time.Second).Block(ctx, Options{Timeout: -1, TimeoutSet: true}) }},
-		{"negative retry delay", "retry delay", func() error { return m.NewLock("k", time.Second).Block(ctx, Options{RetryDelay: -time.Millisecond}) }},
+		{"empty key", "key", func() error { return m.newLock("", time.Second).run(ctx, OpTry, nil, noop) }},
+		{"key over 1KiB", "key", func() error { return m.newLock(long, time.Second).run(ctx, OpTry, nil, noop) }},
+		{"invalid UTF-8", "key", func() error { return m.newLock("a\xffb", time.Second).run(ctx, OpTry, nil, noop) }},
+		{"NUL in key", "key", func() error { return m.newLock("a\x00b", time.Second).run(ctx, OpTry, nil, noop) }},
+		{"ttl under 1ms", "ttl", func() error { return m.newLock("k", time.Millisecond-1).run(ctx, OpTry, nil, noop) }},
+		{"zero ttl", "ttl", func() error { _, err := m.newLock("k", 0).Acquire(ctx); return err }},
+		{"negative ttl", "ttl", func() error { return m.newLock("k", -time.Second).Block(ctx) }},
+		{"nil ctx", "ctx", func() error { return m.newLock("k", time.Second).run(nilCtx, OpTry, nil, noop) }},
+		{"nil fn", "fn", func() error { return m.newLock("k", time.Second).run(ctx, OpTry, nil, nil) }},
+		{"negative timeout", "timeout", func() error { return m.newLock("k", time.Second).Block(ctx, WithTimeout(-1)) }},
+		{"negative retry delay", "retry delay", func() error { return m.newLock("k", time.Second).Block(ctx, WithRetryDelay(-time.Millisecond)) }},
 		{"negative refresh", "refresh every", func() error {
-			return m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{RefreshEvery: -1}, noop)
+			return m.newLock("k", time.Second).run(ctx, OpTry, []Option{WithRefreshEvery(-1)}, noop)
 		}},
 		{"refresh not shorter than ttl", "refresh every", func() error {
-			return m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{RefreshEvery: time.Second}, noop)
+			return m.newLock("k", time.Second).run(ctx, OpTry, []Option{WithRefreshEvery(time.Second)}, noop)
 		}},
-		{"nil ctx on release", "ctx", func() error { return m.NewLock("k", time.Second).Release(nilCtx) }},
+		{"nil ctx on release", "ctx", func() error { return m.newLock("k", time.Second).Release(nilCtx) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 			}
 		})
 	}
-	if err := NewManager(nil, "").NewLock("k", time.Second).Release(ctx); !errors.Is(err, ErrInvalidArgument) {
+	if err := newEngine(nil, "").newLock("k", time.Second).Release(ctx); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil driver: err = %v; want ErrInvalidArgument", err)
 	}
 }
@@ -77,11 +77,11 @@ func TestInvalidInputNamesTheFieldAndTouchesNoBackend(t *testing.T) {
 func TestInvalidInputLosesNothingHeld(t *testing.T) {
 	m, f := newTestManager(t)
 	ctx := context.Background()
-	l := m.NewLock("k", time.Minute)
+	l := m.newLock("k", time.Minute)
 	if ok, err := l.Acquire(ctx); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
-	if err := l.Block(ctx, Options{RetryDelay: -1}); !errors.Is(err, ErrInvalidArgument) {
+	if err := l.Block(ctx, WithRetryDelay(-1)); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("Block with bad option = %v", err)
 	}
 	if !l.IsAcquired() || !f.holds(prefix+"k", l.Owner()) {
@@ -107,9 +107,9 @@ func TestOwnerTokensAreFresh128BitHex(t *testing.T) {
 func TestTryRunsFnUnderTheLockAndReleases(t *testing.T) {
 	m, f := newTestManager(t)
 	ctx := context.Background()
-	l := m.NewLock("job", time.Minute)
+	l := m.newLock("job", time.Minute)
 	var owner string
-	err := l.Run(ctx, ModeTry, Options{}, func(ctx context.Context) error {
+	err := l.run(ctx, OpTry, nil, func(ctx context.Context) error {
 		owner = l.Owner()
 		if !f.holds(prefix+"job", owner) {
 			t.Error("fn runs without the lock held in the backend")
@@ -127,12 +127,12 @@ func TestTryRunsFnUnderTheLockAndReleases(t *testing.T) {
 func TestTryOnAHeldKeyDoesNotRunFn(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
-	holder := m.NewLock("busy", time.Minute)
+	holder := m.newLock("busy", time.Minute)
 	if ok, _ := holder.Acquire(ctx); !ok {
 		t.Fatal("setup acquire failed")
 	}
 	ran := false
-	err := m.NewLock("busy", time.Minute).Run(ctx, ModeTry, Options{}, func(context.Context) error { ran = true; return nil })
+	err := m.newLock("busy", time.Minute).run(ctx, OpTry, nil, func(context.Context) error { ran = true; return nil })
 	var nae *NotAcquiredError
 	if !errors.Is(err, ErrNotAcquired) || !errors.As(err, &nae) || nae.Key != "busy" {
 		t.Fatalf("err = %v; want *NotAcquiredError for key %q (without prefix)", err, "busy")
@@ -151,7 +151,7 @@ func TestTryOnAHeldKeyDoesNotRunFn(t *testing.T) {
 func TestFnErrorComesBackUnchanged(t *testing.T) {
 	m, _ := newTestManager(t)
 	sentinel := errors.New("boom")
-	err := m.NewLock("k", time.Minute).Run(context.Background(), ModeTry, Options{}, func(context.Context) error { return sentinel })
+	err := m.newLock("k", time.Minute).run(context.Background(), OpTry, nil, func(context.Context) error { return sentinel })
 	if err != sentinel {
 		t.Fatalf("err = %v; want the fn's error itself", err)
 	}
@@ -159,7 +159,7 @@ func TestFnErrorComesBackUnchanged(t *testing.T) {
 
 func TestPanicReleasesThenPropagates(t *testing.T) {
 	m, f := newTestManager(t)
-	l := m.NewLock("k", time.Minute)
+	l := m.newLock("k", time.Minute)
 	var owner string
 	func() {
 		defer func() {
@@ -167,7 +167,7 @@ func TestPanicReleasesThenPropagates(t *testing.T) {
 				t.Fatalf("recovered %v; want the fn's panic value", r)
 			}
 		}()
-		_ = l.Run(context.Background(), ModeTry, Options{}, func(context.Context) error {
+		_ = l.run(context.Background(), OpTry, nil, func(context.Context) error {
 			owner = l.Owner()
 			panic("kaboom")
 		})
@@ -180,9 +180,9 @@ func TestPanicReleasesThenPropagates(t *testing.T) {
 func TestFnOutlivingTheTTLIsReportedLost(t *testing.T) {
 	m, _ := newTestManager(t)
 	const ttl = 30 * time.Millisecond
-	l := m.NewLock("slow", ttl)
+	l := m.newLock("slow", ttl)
 	start := time.Now()
-	err := l.Run(context.Background(), ModeTry, Options{}, func(ctx context.Context) error {
+	err := l.run(context.Background(), OpTry, nil, func(ctx context.Context) error {
 		<-ctx.Done() // the context ends at the client-side expiry
 		if !errors.Is(context.Cause(ctx), ErrLost) {
 			t.Errorf("cause = %v; want ErrLost", context.Cause(ctx))
@@ -201,8 +201,8 @@ func TestFnOutlivingTheTTLIsReportedLost(t *testing.T) {
 func TestRefreshKeepsTheLockPastItsTTL(t *testing.T) {
 	m, f := newTestManager(t)
 	const ttl = 60 * time.Millisecond
-	l := m.NewLock("long", ttl)
-	err := l.Run(context.Background(), ModeTry, Options{Refresh: true}, func(ctx context.Context) error {
+	l := m.newLock("long", ttl)
+	err := l.run(context.Background(), OpTry, []Option{WithRefresh()}, func(ctx context.Context) error {
 		deadline := time.Now().Add(5 * ttl)
 		for time.Now().Before(deadline) {
 			if ctx.Err() != nil {
@@ -224,8 +224,8 @@ func TestRefreshKeepsTheLockPastItsTTL(t *testing.T) {
 func TestRefreshFindingTheLockGoneCancelsFnAndReportsLost(t *testing.T) {
 	m, f := newTestManager(t)
 	const ttl = 60 * time.Millisecond
-	l := m.NewLock("k", ttl)
-	err := l.Run(context.Background(), ModeTry, Options{RefreshEvery: 10 * time.Millisecond}, func(ctx context.Context) error {
+	l := m.newLock("k", ttl)
+	err := l.run(context.Background(), OpTry, []Option{WithRefreshEvery(10 * time.Millisecond)}, func(ctx context.Context) error {
 		f.extendLost.Store(true)
 		<-ctx.Done()
 		return nil // a fn that claims success must not hide the loss
@@ -238,10 +238,10 @@ func TestRefreshFindingTheLockGoneCancelsFnAndReportsLost(t *testing.T) {
 func TestFailingRefreshesCancelFnAtTheClientSideExpiry(t *testing.T) {
 	m, f := newTestManager(t)
 	const ttl = 80 * time.Millisecond
-	l := m.NewLock("k", ttl)
+	l := m.newLock("k", ttl)
 	backendDown := errors.New("backend down")
 	var cancelledAt, expiresAt time.Time
-	err := l.Run(context.Background(), ModeTry, Options{RefreshEvery: 10 * time.Millisecond}, func(ctx context.Context) error {
+	err := l.run(context.Background(), OpTry, []Option{WithRefreshEvery(10 * time.Millisecond)}, func(ctx context.Context) error {
 		expiresAt = l.ExpiresAt()
 		f.failAll.Store(&backendDown)
 		<-ctx.Done()
@@ -262,7 +262,7 @@ func TestFailingRefreshesCancelFnAtTheClientSideExpiry(t *testing.T) {
 
 func TestReleaseOnCancelledContextStillFrees(t *testing.T) {
 	m, f := newTestManager(t)
-	l := m.NewLock("k", time.Minute)
+	l := m.newLock("k", time.Minute)
 	if ok, _ := l.Acquire(context.Background()); !ok {
 		t.Fatal("acquire failed")
 	}
@@ -281,7 +281,7 @@ func TestBackendFailureIsADriverErrorNotContention(t *testing.T) {
 	m, f := newTestManager(t)
 	down := errors.New("connection refused")
 	f.failAll.Store(&down)
-	err := m.NewLock("k", time.Second).Run(context.Background(), ModeTry, Options{}, func(context.Context) error { return nil })
+	err := m.newLock("k", time.Second).run(context.Background(), OpTry, nil, func(context.Context) error { return nil })
 	var de *DriverError
 	if !errors.As(err, &de) || de.Op != "acquire" || de.Key != "k" || !errors.Is(err, down) {
 		t.Fatalf("err = %v; want *DriverError{acquire, k} wrapping the driver's error", err)
@@ -294,12 +294,12 @@ func TestBackendFailureIsADriverErrorNotContention(t *testing.T) {
 func TestBlockWaitsTheWholeTimeout(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
-	if ok, _ := m.NewLock("k", time.Minute).Acquire(ctx); !ok {
+	if ok, _ := m.newLock("k", time.Minute).Acquire(ctx); !ok {
 		t.Fatal("setup")
 	}
 	const timeout = 60 * time.Millisecond
 	start := time.Now()
-	err := m.NewLock("k", time.Minute).Block(ctx, Options{Timeout: timeout, TimeoutSet: true, RetryDelay: 25 * time.Millisecond})
+	err := m.newLock("k", time.Minute).Block(ctx, WithTimeout(timeout), WithRetryDelay(25*time.Millisecond))
 	var nae *NotAcquiredError
 	if !errors.As(err, &nae) {
 		t.Fatalf("err = %v; want *NotAcquiredError", err)
@@ -311,12 +311,12 @@ func TestBlockWaitsTheWholeTimeout(t *testing.T) {
 
 func TestBlockReturnsCtxErrorWhenCtxEndsFirst(t *testing.T) {
 	m, _ := newTestManager(t)
-	if ok, _ := m.NewLock("k", time.Minute).Acquire(context.Background()); !ok {
+	if ok, _ := m.newLock("k", time.Minute).Acquire(context.Background()); !ok {
 		t.Fatal("setup")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	err := m.NewLock("k", time.Minute).Block(ctx, Options{Timeout: time.Minute, TimeoutSet: true})
+	err := m.newLock("k", time.Minute).Block(ctx, WithTimeout(time.Minute))
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotAcquired) {
 		t.Fatalf("err = %v; want ctx's DeadlineExceeded", err)
 	}
@@ -325,14 +325,14 @@ func TestBlockReturnsCtxErrorWhenCtxEndsFirst(t *testing.T) {
 func TestBlockWakesOnReleaseNoticeNotThePollingDelay(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
-	holder := m.NewLock("k", time.Minute)
+	holder := m.newLock("k", time.Minute)
 	if ok, _ := holder.Acquire(ctx); !ok {
 		t.Fatal("setup")
 	}
-	waiter := m.NewLock("k", time.Minute)
+	waiter := m.newLock("k", time.Minute)
 	got := make(chan time.Time, 1)
 	go func() {
-		if err := waiter.Block(ctx, Options{RetryDelay: time.Hour}); err != nil {
+		if err := waiter.Block(ctx, WithRetryDelay(time.Hour)); err != nil {
 			t.Errorf("Block = %v", err)
 		}
 		got <- time.Now()
@@ -365,7 +365,7 @@ func (f *fakeDriver) subsFor(key string) []chan struct{} {
 func TestRefreshByHand(t *testing.T) {
 	m, f := newTestManager(t)
 	ctx := context.Background()
-	l := m.NewLock("k", time.Minute)
+	l := m.newLock("k", time.Minute)
 	if ok, err := l.Refresh(ctx); ok || err != nil {
 		t.Fatalf("Refresh before acquire = %v, %v; want false, nil", ok, err)
 	}
@@ -391,13 +391,13 @@ func TestRefreshByHand(t *testing.T) {
 
 func TestCloseCancelsRunningWorkReleasesAndClosesTheDriver(t *testing.T) {
 	f := newFake()
-	m := NewManager(f, prefix)
-	l := m.NewLock("k", time.Minute)
+	m := newEngine(f, prefix)
+	l := m.newLock("k", time.Minute)
 	started := make(chan struct{})
 	result := make(chan error, 1)
 	var owner string
 	go func() {
-		result <- l.Run(context.Background(), ModeTry, Options{Refresh: true}, func(ctx context.Context) error {
+		result <- l.run(context.Background(), OpTry, []Option{WithRefresh()}, func(ctx context.Context) error {
 			owner = l.Owner()
 			close(started)
 			<-ctx.Done()
@@ -426,7 +426,7 @@ func TestCloseCancelsRunningWorkReleasesAndClosesTheDriver(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
-	if _, err := m.NewLock("k", time.Minute).Acquire(context.Background()); !errors.Is(err, ErrClosed) {
+	if _, err := m.newLock("k", time.Minute).Acquire(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Acquire after Close = %v; want ErrClosed", err)
 	}
 }
@@ -434,11 +434,11 @@ func TestCloseCancelsRunningWorkReleasesAndClosesTheDriver(t *testing.T) {
 func TestCloseWakesBlockedWaiters(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
-	if ok, _ := m.NewLock("k", time.Minute).Acquire(ctx); !ok {
+	if ok, _ := m.newLock("k", time.Minute).Acquire(ctx); !ok {
 		t.Fatal("setup")
 	}
 	res := make(chan error, 1)
-	go func() { res <- m.NewLock("k", time.Minute).Block(ctx, Options{}) }()
+	go func() { res <- m.newLock("k", time.Minute).Block(ctx) }()
 	// Close once the waiter is parked (it has subscribed to release notices).
 	deadline := time.Now().Add(5 * time.Second)
 	for len(m.d.(*fakeDriver).subsFor(prefix+"k")) == 0 && time.Now().Before(deadline) {
@@ -464,7 +464,7 @@ func TestContentionThroughTheEngineNeverOverlaps(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 200 {
-				err := m.NewLock("hot", time.Second).Run(context.Background(), ModeBlock, Options{RetryDelay: time.Millisecond}, func(context.Context) error {
+				err := m.newLock("hot", time.Second).run(context.Background(), OpBlock, []Option{WithRetryDelay(time.Millisecond)}, func(context.Context) error {
 					if inside.Add(1) != 1 {
 						overlaps.Add(1)
 					}

@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"crypto/rand"

@@ -1,4 +1,4 @@
-package core
+package lock
 
 import "context"
 
@@ -11,7 +11,7 @@ type lockKey struct{}
 // behave exactly as on the embedded context.
 type runContext struct {
 	context.Context
-	lock *Lock
+	lock *ManagedLock
 }
 
 // Value returns the Lock for lockKey and asks the embedded context for
@@ -23,12 +23,11 @@ func (c *runContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// FromContext returns the Lock whose Run gave fn ctx (or a context derived
-// from it), and false outside such a function.
-func FromContext(ctx context.Context) (*Lock, bool) {
+// fromContext is FromContext.
+func fromContext(ctx context.Context) (*ManagedLock, bool) {
 	if ctx == nil {
 		return nil, false
 	}
-	l, ok := ctx.Value(lockKey{}).(*Lock)
+	l, ok := ctx.Value(lockKey{}).(*ManagedLock)
 	return l, ok
 }

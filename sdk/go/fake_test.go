@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"context"
@@ -20,6 +20,12 @@ type fakeDriver struct {
 	calls      atomic.Int64 // every driver call
 	failAll    atomic.Pointer[error]
 	extendLost atomic.Bool // Extend answers "not held"
+	// stall makes Acquire wait for its ctx to end, as a backend that
+	// accepts the call and never answers.
+	stall atomic.Bool
+	// grantThenCancel makes Acquire take the key and then report its
+	// ctx's error, as a backend whose commit raced a cancellation.
+	grantThenCancel atomic.Bool
 }
 
 type fakeEntry struct {
@@ -44,10 +50,20 @@ func (f *fakeDriver) fault() error {
 }
 
 func (f *fakeDriver) AcquireFenced(ctx context.Context, key, owner string, ttl time.Duration) (uint64, bool, error) {
+	if f.stall.Load() {
+		f.calls.Add(1)
+		<-ctx.Done()
+		return 0, false, ctx.Err()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.fault(); err != nil {
 		return 0, false, err
+	}
+	if f.grantThenCancel.Load() {
+		f.next++
+		f.locks[key] = fakeEntry{owner: owner, token: f.next, expires: time.Now().Add(ttl)}
+		return 0, false, context.Canceled
 	}
 	e, ok := f.locks[key]
 	now := time.Now()
@@ -179,4 +195,22 @@ func (f *fakeDriver) expireNow(key string) {
 		e.expires = time.Now().Add(-time.Nanosecond)
 		f.locks[key] = e
 	}
+}
+
+// wipe forgets every lock, as a backend that restarted without persistence.
+func (f *fakeDriver) wipe() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.locks)
+}
+
+// heldBy returns key's live holder, "" when it is free.
+func (f *fakeDriver) heldBy(key string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.locks[key]
+	if !ok || !time.Now().Before(e.expires) {
+		return ""
+	}
+	return e.owner
 }

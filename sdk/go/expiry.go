@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"context"
@@ -12,43 +12,43 @@ import (
 // its TTL — costs a heap push and a heap remove, not a timer of its own.
 type expiryQueue struct {
 	mu      sync.Mutex
-	heap    []*Lock     // min-heap by Lock.runExpires; Lock.runIndex is the position
-	timer   *time.Timer // fires at armedAt, calling fire
-	armedAt time.Time   // zero when the timer is not armed
+	heap    []*ManagedLock // min-heap by Lock.runExpires; Lock.runIndex is the position
+	timer   *time.Timer    // fires at armedAt, calling fire
+	armedAt time.Time      // zero when the timer is not armed
 	closed  bool
 }
 
 // add schedules l's Run, which cancel cancels, to expire at at.
-func (q *expiryQueue) add(l *Lock, at time.Time, cancel context.CancelCauseFunc) {
+func (q *expiryQueue) add(l *ManagedLock, at time.Time, cancel context.CancelCauseFunc) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l.runExpires, l.runCancel = at, cancel
-	l.runIndex = len(q.heap)
+	l.runIndex = int32(len(q.heap))
 	q.heap = append(q.heap, l)
-	q.up(l.runIndex)
+	q.up(int(l.runIndex))
 	q.arm()
 }
 
 // update moves l's expiry to at, after a refresh.
-func (q *expiryQueue) update(l *Lock, at time.Time) {
+func (q *expiryQueue) update(l *ManagedLock, at time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if l.runIndex < 0 {
 		return // already fired or removed
 	}
 	l.runExpires = at
-	if !q.down(l.runIndex) {
-		q.up(l.runIndex)
+	if i := int(l.runIndex); !q.down(i) {
+		q.up(i)
 	}
 	q.arm()
 }
 
 // remove unschedules l, whose Run has ended. The timer stays as it is: a
 // stale firing finds nothing due and re-arms for whatever is left.
-func (q *expiryQueue) remove(l *Lock) {
+func (q *expiryQueue) remove(l *ManagedLock) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	i := l.runIndex
+	i := int(l.runIndex)
 	if i < 0 {
 		return
 	}
@@ -88,7 +88,7 @@ func (q *expiryQueue) fire() {
 	q.armedAt = time.Time{}
 	now := time.Now()
 	var due []context.CancelCauseFunc
-	var keys []string
+	var why []expired
 	for len(q.heap) > 0 && !now.Before(q.heap[0].runExpires) {
 		l := q.heap[0]
 		last := len(q.heap) - 1
@@ -100,14 +100,22 @@ func (q *expiryQueue) fire() {
 		// Take the cancel func now, under q.mu: once q.mu is released the
 		// Run may end and the handle start another one.
 		due = append(due, l.runCancel)
-		keys = append(keys, l.key)
+		why = append(why, expired{l, l.expiredError()}) // l.mu nests inside q.mu, never the other way
 		l.runCancel = nil
 	}
 	q.arm()
 	q.mu.Unlock()
 	for i, cancel := range due {
-		cancel(&LostError{Key: keys[i], Cause: errTTLPassed})
+		l := why[i].l
+		l.m.obs.lostInRun(l, why[i].lost)
+		cancel(why[i].lost)
 	}
+}
+
+// expired is a Run whose expiry has passed, and its loss.
+type expired struct {
+	l    *ManagedLock
+	lost *LostError
 }
 
 // close stops the timer for good.
@@ -122,8 +130,8 @@ func (q *expiryQueue) close() {
 
 func (q *expiryQueue) swap(i, j int) {
 	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.heap[i].runIndex = i
-	q.heap[j].runIndex = j
+	q.heap[i].runIndex = int32(i)
+	q.heap[j].runIndex = int32(j)
 }
 
 func (q *expiryQueue) up(i int) {

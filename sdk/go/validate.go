@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
-// MaxKeyLen is the longest key a caller may use: 1 KiB, whatever the prefix.
-const MaxKeyLen = 1024
+// maxKeyLen is the longest key a caller may use: 1 KiB, whatever the prefix.
+const maxKeyLen = 1024
 
-// MaxPrefixLen is the longest key prefix a manager may use. Together they
+// maxPrefixLen is the longest key prefix a manager may use. Together they
 // make up driver.MaxKeyLen, the longest key a driver is ever given.
-const MaxPrefixLen = driver.MaxKeyLen - MaxKeyLen
+const maxPrefixLen = driver.MaxKeyLen - maxKeyLen
 
 // validateKey checks a caller's key against the limits every driver relies
 // on. The prefix does not count: it was checked once, by validatePrefix.
@@ -23,10 +23,10 @@ func validateKey(key string) error {
 	switch {
 	case key == "":
 		return &InvalidArgumentError{Field: "key", Reason: "must not be empty"}
-	case len(key) > MaxKeyLen:
-		return &InvalidArgumentError{Field: "key", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(key), MaxKeyLen)}
+	case len(key) > maxKeyLen:
+		return &InvalidArgumentError{Field: "key", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(key), maxKeyLen)}
 	case !utf8.ValidString(key):
-		return &InvalidArgumentError{Field: "key", Reason: "must be valid UTF-8 (use lock.Key to encode arbitrary values)"}
+		return &InvalidArgumentError{Field: "key", Reason: "must be valid UTF-8"}
 	case strings.IndexByte(key, 0) >= 0:
 		return &InvalidArgumentError{Field: "key", Reason: "must not contain NUL bytes"}
 	}
@@ -37,8 +37,8 @@ func validateKey(key string) error {
 // reported on the first call instead of corrupting keys.
 func validatePrefix(prefix string) error {
 	switch {
-	case len(prefix) > MaxPrefixLen:
-		return &InvalidArgumentError{Field: "prefix", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(prefix), MaxPrefixLen)}
+	case len(prefix) > maxPrefixLen:
+		return &InvalidArgumentError{Field: "prefix", Reason: fmt.Sprintf("is %d bytes; the limit is %d", len(prefix), maxPrefixLen)}
 	case !utf8.ValidString(prefix):
 		return &InvalidArgumentError{Field: "prefix", Reason: "must be valid UTF-8"}
 	case strings.IndexByte(prefix, 0) >= 0:
@@ -48,8 +48,11 @@ func validatePrefix(prefix string) error {
 }
 
 func validateTTL(ttl time.Duration) error {
-	if ttl < driver.MinTTL {
+	switch {
+	case ttl < driver.MinTTL:
 		return &InvalidArgumentError{Field: "ttl", Reason: fmt.Sprintf("is %v; the minimum is %v", ttl, driver.MinTTL)}
+	case ttl > driver.MaxTTL:
+		return &InvalidArgumentError{Field: "ttl", Reason: fmt.Sprintf("is %v; the maximum is %v (365 days)", ttl, driver.MaxTTL)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package core
+package lock
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 func TestANewAcquisitionAfterExpiryGetsAFreshOwner(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
-	l := m.NewLock("k", 5*time.Millisecond)
+	l := m.newLock("k", 5*time.Millisecond)
 	if ok, _ := l.Acquire(ctx); !ok {
 		t.Fatal("acquire")
 	}
@@ -29,7 +29,7 @@ func TestANewAcquisitionAfterExpiryGetsAFreshOwner(t *testing.T) {
 
 func TestLostRunReturnsTheLostErrorItself(t *testing.T) {
 	m, _ := newTestManager(t)
-	err := m.NewLock("k", 10*time.Millisecond).Run(context.Background(), ModeTry, Options{}, func(ctx context.Context) error {
+	err := m.newLock("k", 10*time.Millisecond).run(context.Background(), OpTry, nil, func(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	})
@@ -41,8 +41,8 @@ func TestLostRunReturnsTheLostErrorItself(t *testing.T) {
 func TestRefreshByHandInsideFnMovesItsDeadline(t *testing.T) {
 	m, _ := newTestManager(t)
 	const ttl = 40 * time.Millisecond
-	l := m.NewLock("k", ttl)
-	err := l.Run(context.Background(), ModeTry, Options{}, func(ctx context.Context) error {
+	l := m.newLock("k", ttl)
+	err := l.run(context.Background(), OpTry, nil, func(ctx context.Context) error {
 		for range 6 {
 			time.Sleep(ttl / 4)
 			if ok, err := l.Refresh(context.Background()); !ok || err != nil {
@@ -60,7 +60,7 @@ func TestCallersCtxErrorComesBackAsItself(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := m.NewLock("k", time.Second).Run(ctx, ModeTry, Options{}, func(context.Context) error { return nil })
+	err := m.newLock("k", time.Second).run(ctx, OpTry, nil, func(context.Context) error { return nil })
 	if err != context.Canceled {
 		t.Fatalf("err = %v (%T); want context.Canceled itself", err, err)
 	}
@@ -70,13 +70,13 @@ func TestHandlesLeftToExpireAreNotTrackedForever(t *testing.T) {
 	m, _ := newTestManager(t)
 	ctx := context.Background()
 	for i := range 500 {
-		if ok, _ := m.NewLock(strings.Repeat("x", 1+i%7)+string(rune('a'+i%26))+time.Now().String(), time.Millisecond).Acquire(ctx); !ok {
+		if ok, _ := m.newLock(strings.Repeat("x", 1+i%7)+string(rune('a'+i%26))+time.Now().String(), time.Millisecond).Acquire(ctx); !ok {
 			t.Fatal("acquire")
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // let every one of them pass its 1ms TTL
 	for i := range 200 {
-		_, _ = m.NewLock("fresh"+string(rune('a'+i%26))+time.Now().String(), time.Millisecond).Acquire(ctx)
+		_, _ = m.newLock("fresh"+string(rune('a'+i%26))+time.Now().String(), time.Millisecond).Acquire(ctx)
 	}
 	m.mu.Lock()
 	n := len(m.held)
@@ -88,14 +88,14 @@ func TestHandlesLeftToExpireAreNotTrackedForever(t *testing.T) {
 
 func TestAKeyOf1KiBIsValidWhateverThePrefix(t *testing.T) {
 	f := newFake()
-	m := NewManager(f, strings.Repeat("p", MaxPrefixLen))
+	m := newEngine(f, strings.Repeat("p", maxPrefixLen))
 	defer m.Close()
-	if ok, err := m.NewLock(strings.Repeat("k", MaxKeyLen), time.Second).Acquire(context.Background()); !ok || err != nil {
+	if ok, err := m.newLock(strings.Repeat("k", maxKeyLen), time.Second).Acquire(context.Background()); !ok || err != nil {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
-	bad := NewManager(f, strings.Repeat("p", MaxPrefixLen+1))
-	if _, err := bad.NewLock("k", time.Second).Acquire(context.Background()); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("prefix over %d bytes: err = %v", MaxPrefixLen, err)
+	bad := newEngine(f, strings.Repeat("p", maxPrefixLen+1))
+	if _, err := bad.newLock("k", time.Second).Acquire(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("prefix over %d bytes: err = %v", maxPrefixLen, err)
 	}
 }
 
@@ -113,9 +113,9 @@ func (w lateWaiter) AcquireWait(ctx context.Context, key, owner string, ttl time
 }
 
 func TestAKeyHandedOverAtTheTimeoutIsNotABackendError(t *testing.T) {
-	m := NewManager(lateWaiter{newFake()}, prefix)
+	m := newEngine(lateWaiter{newFake()}, prefix)
 	defer m.Close()
-	err := m.NewLock("k", 40*time.Millisecond).Run(context.Background(), ModeBlock, Options{}, func(context.Context) error { return nil })
+	err := m.newLock("k", 40*time.Millisecond).run(context.Background(), OpBlock, nil, func(context.Context) error { return nil })
 	var de *DriverError
 	if errors.As(err, &de) {
 		t.Fatalf("err = %v: a key handed over at the timeout became a backend error", err)

@@ -1,3 +1,0 @@
-module github.com/zerotal/lock/core
-
-go 1.26

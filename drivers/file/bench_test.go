@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // BenchmarkCycle measures an uncontended acquire+release on one key: mkdir,
@@ -61,7 +63,7 @@ func BenchmarkAcquireHeld(b *testing.B) {
 func BenchmarkBareCycle(b *testing.B) {
 	dir := b.TempDir()
 	pending, lock := filepath.Join(dir, ".pending-bench"), filepath.Join(dir, "bench")
-	record := appendRecord(nil, recordPrefix(currentProcess()), newOwner(), 1, 2)
+	record := appendRecord(nil, recordPrefix(process.Self()), newOwner(), 1, 2)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := os.Mkdir(pending, dirPerm); err != nil {

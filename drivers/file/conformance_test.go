@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // conformanceDirEnv tells the conformance kit's crash child which lock

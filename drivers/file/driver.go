@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
+	"github.com/zerotal/lock/driver/process"
+	"github.com/zerotal/lock/driver/waitq"
 )
 
 // ErrClosed is returned by every method of a Driver after Close.
@@ -40,10 +42,12 @@ var (
 	_ driver.Extender  = (*Driver)(nil)
 	_ driver.Inspector = (*Driver)(nil)
 	_ driver.Notifier  = (*Driver)(nil)
+	_ driver.Waiter    = (*Driver)(nil)
 )
 
 // Driver is a lock driver on one lock directory. It is safe for concurrent
-// use; it holds no open files, goroutines or timers between calls.
+// use; between calls it holds no goroutines or timers, and no open files but
+// the held file of each key it holds that someone waits for (see wait.go).
 type Driver struct {
 	dir    string // absolute
 	topic  string // dir with symlinks resolved: names its notices
@@ -52,6 +56,12 @@ type Driver struct {
 	mu     sync.Mutex // guards subs, and closed against Subscribe
 	closed atomic.Bool
 	subs   map[*subscription]struct{}
+
+	// life ends at Close, which ends the waits in progress.
+	life    context.Context
+	endLife context.CancelFunc
+	held    waitq.Holds // the held files kept open (see wait.go)
+	waiting waitq.Waits // its AcquireWait calls in flight, which Close awaits
 }
 
 // Open returns a driver on the lock directory dir, creating it (mode 0755
@@ -84,12 +94,14 @@ func Open(dir string) (*Driver, error) {
 		resolved = abs
 	}
 	sweep(abs, time.Now())
-	return &Driver{
+	d := &Driver{
 		dir:    abs,
 		topic:  resolved,
-		record: recordPrefix(currentProcess()),
+		record: recordPrefix(process.Self()),
 		subs:   make(map[*subscription]struct{}),
-	}, nil
+	}
+	d.life, d.endLife = context.WithCancel(context.Background())
+	return d, nil
 }
 
 // begin checks what every call needs: an open driver and a live ctx.
@@ -130,8 +142,18 @@ func leaseEnd(now time.Time, ttl time.Duration) int64 {
 
 // Acquire implements driver.Driver. It looks before it builds: on a held key
 // it costs an open and a listing, on a free key a failed open, a mkdir, a
-// file write and a rename.
-func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (ok bool, err error) {
+// file write and a rename (and a failed open of the key's held file, or,
+// when someone waits for the key, an open kept until the release).
+func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := d.acquire(ctx, key, owner, ttl)
+	if ok && err == nil {
+		d.held.Keep(d.room(key), key, owner)
+	}
+	return ok, err
+}
+
+// acquire is Acquire without the held file.
+func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Duration) (ok bool, err error) {
 	if err := d.begin(ctx); err != nil {
 		return false, err
 	}
@@ -249,13 +271,24 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 	if err := checkOwner(owner); err != nil {
 		return false, err
 	}
+	return d.release(key, owner)
+}
+
+// release is Release of a valid owner without the closed check: a wait that
+// Close ended gives back what its last try took while Close waits for it
+// (see AcquireWait).
+func (d *Driver) release(key, owner string) (bool, error) {
 	l, s, err := d.look(key)
 	if l == nil || err != nil {
+		if err == nil {
+			d.held.Forget(key, owner) // lost: owner holds it no more
+		}
 		return false, err
 	}
 	defer l.close()
 	n, ok := s.newest()
 	if !ok || n.owner != owner || n.expires <= time.Now().UnixNano() {
+		d.held.Forget(key, owner)
 		return false, nil
 	}
 	released, err := l.clear(s)
@@ -266,6 +299,7 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 		return false, fmt.Errorf("file: release: %w", err)
 	}
 	if released {
+		d.held.Released(d.room(key), key, owner)
 		notify(d.topic, key)
 	}
 	return released, nil
@@ -287,6 +321,7 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 	if err := l.retire(); err != nil {
 		return fmt.Errorf("file: force release: %w", err)
 	}
+	d.held.Released(d.room(key), key, "")
 	notify(d.topic, key)
 	return nil
 }
@@ -409,6 +444,9 @@ func (d *Driver) Close() error {
 	subs := d.subs
 	d.subs = nil
 	d.mu.Unlock()
+	d.endLife()
+	d.waiting.Close() // the waits that endLife ended give back and leave
+	d.held.Close()
 	for s := range subs {
 		s.end(false)
 	}

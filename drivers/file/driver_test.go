@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // TestOwnerGuard: a held key refuses other owners, a non-owner's Release

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // newOwner returns a fresh owner token in the engine's format (32 lowercase
@@ -114,9 +116,9 @@ func record(t testing.TB, r holderRecord) []byte {
 
 // localRecord describes a lock taken by this very process, alive.
 func localRecord(owner string, expires time.Time) holderRecord {
-	me := currentProcess()
+	me := process.Self()
 	return holderRecord{
-		Owner: owner, PID: me.pid, PIDStart: me.start, Host: me.host, Scope: me.scope,
+		Owner: owner, PID: me.PID, PIDStart: me.Start, Host: me.Host, Scope: me.Scope,
 		AcquiredAtNS: time.Now().UnixNano(), ExpiresAtNS: expires.UnixNano(),
 	}
 }

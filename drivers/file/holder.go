@@ -3,11 +3,9 @@ package file
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strconv"
-	"sync"
 
-	"github.com/zerotal/lock/core/driver/process"
+	"github.com/zerotal/lock/driver/process"
 )
 
 // holderRecord is the JSON content of lease entry 0: who took the lock. The
@@ -19,51 +17,23 @@ type holderRecord struct {
 	PID      int    `json:"pid"`
 	PIDStart uint64 `json:"pid_start,omitempty"` // clock ticks after boot; 0 when unknown
 	Host     string `json:"host"`
-	// Scope names the boot and pid namespace PID belongs to: a pid means
-	// the same process only to a reader in the same scope.
+	// Scope names the boot, pid namespace and time namespace PID belongs
+	// to: a pid means the same process only to a reader in the same scope.
 	Scope        string `json:"pid_scope,omitempty"`
 	AcquiredAtNS int64  `json:"acquired_at_ns"` // wall clock, Unix nanoseconds
 	ExpiresAtNS  int64  `json:"expires_at_ns"`  // the lease at acquisition
 }
 
-// process identifies the running process well enough for another process on
-// the same host to tell later whether it is still alive.
-type holderProcess struct {
-	pid   int
-	start uint64 // 0 when the platform cannot tell
-	scope string // "" when unknown: this process then never judges pids
-	host  string
-}
-
-var (
-	selfOnce sync.Once
-	self     holderProcess
-)
-
-// currentProcess returns this process's identity, read once: none of it
-// changes while the process runs.
-func currentProcess() holderProcess {
-	selfOnce.Do(func() {
-		host, err := os.Hostname()
-		if err != nil {
-			host = ""
-		}
-		pid := os.Getpid()
-		self = holderProcess{pid: pid, start: process.StartTime(pid), scope: process.Scope(), host: host}
-	})
-	return self
-}
-
 // recordPrefix returns the JSON of the parts of a holder record that are the
 // same for every lock p takes, without the closing brace, so that writing a
 // record per acquisition is appending three fields.
-func recordPrefix(p holderProcess) []byte {
+func recordPrefix(p process.Identity) []byte {
 	b, err := json.Marshal(struct {
 		PID      int    `json:"pid"`
 		PIDStart uint64 `json:"pid_start,omitempty"`
 		Host     string `json:"host"`
 		Scope    string `json:"pid_scope,omitempty"`
-	}{p.pid, p.start, p.host, p.scope})
+	}{p.PID, p.Start, p.Host, p.Scope})
 	if err != nil {
 		// Marshalling ints and strings cannot fail; an empty prefix
 		// would only make records unreadable, which reads as stale.
@@ -114,13 +84,14 @@ func parseRecord(b []byte) (holderRecord, error) {
 }
 
 // holderGone reports whether r's process has certainly exited. Only a holder
-// in this process's host, boot and pid namespace can be judged; every other
+// in this process's host, boot, pid namespace and time namespace can be
+// judged; every other
 // holder counts as alive and frees its lock by lease expiry alone. A wrong
 // "alive" only makes a waiter wait for the lease; a wrong "gone" would break
 // mutual exclusion, so everything uncertain reads as alive.
 func holderGone(r holderRecord) bool {
-	me := currentProcess()
-	if me.scope == "" || r.Scope != me.scope || r.Host != me.host {
+	me := process.Self()
+	if me.Scope == "" || r.Scope != me.Scope || r.Host != me.Host {
 		return false
 	}
 	return process.Exited(r.PID, r.PIDStart)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // TestStaleUnreadableMetadata: a lock directory whose metadata cannot be
@@ -124,8 +126,8 @@ func TestStaleDeadProcess(t *testing.T) {
 // process with that pid started at another time (the pid was reused), and as
 // alive when the start time matches.
 func TestStaleRecycledPID(t *testing.T) {
-	me := currentProcess()
-	if me.start == 0 || me.scope == "" {
+	me := process.Self()
+	if me.Start == 0 || me.Scope == "" {
 		t.Fatal("cannot read this process's start time or pid scope from /proc")
 	}
 	future := time.Now().Add(time.Hour)
@@ -133,7 +135,7 @@ func TestStaleRecycledPID(t *testing.T) {
 	dir := t.TempDir()
 	d := openDriver(t, dir)
 	recycled := localRecord(newOwner(), future)
-	recycled.PIDStart = me.start + 1
+	recycled.PIDStart = me.Start + 1
 	plantHolder(t, dir, "recycled", recycled)
 	wantExists(t, d, "recycled", false)
 	wantAcquire(t, d, "recycled", newOwner(), time.Minute, true)
@@ -142,8 +144,8 @@ func TestStaleRecycledPID(t *testing.T) {
 	plantHolder(t, dir, "same", same)
 	wantExists(t, d, "same", true)
 	wantAcquire(t, d, "same", newOwner(), time.Minute, false)
-	if h, held, err := d.Inspect(testCtx(t), "same"); err != nil || !held || h.PID != me.pid || h.Owner != same.Owner {
-		t.Errorf("Inspect = %+v, %v, %v; want held by %s, pid %d", h, held, err, same.Owner, me.pid)
+	if h, held, err := d.Inspect(testCtx(t), "same"); err != nil || !held || h.PID != me.PID || h.Owner != same.Owner {
+		t.Errorf("Inspect = %+v, %v, %v; want held by %s, pid %d", h, held, err, same.Owner, me.PID)
 	}
 }
 
@@ -151,7 +153,7 @@ func TestStaleRecycledPID(t *testing.T) {
 // or this host in another boot or pid namespace) keeps its lock until its
 // lease passes, even when its pid would read as dead here.
 func TestStaleForeignHolder(t *testing.T) {
-	me := currentProcess()
+	me := process.Self()
 	cases := map[string]func(*holderRecord){
 		"other host":  func(r *holderRecord) { r.Host = "elsewhere.invalid" },
 		"other scope": func(r *holderRecord) { r.Scope = "another-boot/pid:[1]" },
@@ -163,7 +165,7 @@ func TestStaleForeignHolder(t *testing.T) {
 			d := openDriver(t, dir)
 			expires := time.Now().Add(time.Second)
 			r := localRecord(newOwner(), expires)
-			r.PIDStart = me.start + 1 // dead, were it local
+			r.PIDStart = me.Start + 1 // dead, were it local
 			change(&r)
 			plantHolder(t, dir, "k", r)
 			wantExists(t, d, "k", true)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	"github.com/zerotal/lock/drivers/memory"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // ErrClosed is returned, possibly wrapped, by every method of a closed

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	"github.com/zerotal/lock/drivers/memory"
 )
 

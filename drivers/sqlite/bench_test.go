@@ -7,10 +7,12 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // Each benchmark below works on its own new file database opened by this
-// package (WAL, synchronous=FULL, one connection), so only what runs per
+// package (WAL, synchronous=NORMAL, one connection), so only what runs per
 // iteration differs:
 //
 //   - BenchmarkCycle: Driver.AcquireFenced + Driver.Release.
@@ -105,12 +107,12 @@ func newDriverCycle(b *testing.B) func() {
 // token bookkeeping counts as driver overhead.
 func newBareCycle(b *testing.B) func() {
 	d := benchDriver(b)
-	acquire, release := benchPrepare(b, d.db, acquireSQL(currentProcess()), sqlRelease)
+	acquire, release := benchPrepare(b, d.db, acquireSQL(process.Self()), sqlRelease)
 	ctx := context.Background()
 	owner := newOwner(b)
 	return func() {
 		now := time.Now().UnixNano()
-		res, err := acquire.ExecContext(ctx, benchKey, owner, now, now+int64(time.Minute), nil)
+		res, err := acquire.ExecContext(ctx, benchKey, owner, now, now+int64(time.Minute), nil, int64(1)<<epochShift)
 		if err != nil {
 			b.Fatal(err)
 		}

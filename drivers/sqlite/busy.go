@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"time"
 
@@ -35,6 +36,26 @@ func isBusy(err error) bool {
 		return true
 	}
 	return false
+}
+
+// readOnlyError is SQLITE_READONLY, typed: errors.Is(err, fs.ErrPermission)
+// holds for it, so that a caller tells a store it may not write (a file or
+// directory without write permission for this user, a read-only mount) from
+// other failures without reading SQLite's message.
+type readOnlyError struct{ err error }
+
+func (e readOnlyError) Error() string   { return e.err.Error() }
+func (e readOnlyError) Unwrap() []error { return []error{e.err, fs.ErrPermission} }
+
+// typed returns err with the meaning callers match on made explicit: a
+// SQLITE_READONLY error becomes a readOnlyError; anything else is returned
+// as it is.
+func typed(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY {
+		return readOnlyError{err}
+	}
+	return err
 }
 
 // busyRetry paces the re-execution of one statement while the database is

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // TestConformance runs the kit against one database file that every instance

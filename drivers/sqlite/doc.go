@@ -18,12 +18,14 @@
 // the wall clock (an administrator or NTP setting the time) shortens a lease
 // when the clock jumps forward and lengthens it when it jumps back.
 //
-// Fencing tokens are counted per key in the key's row, which a release keeps
-// (it clears the owner and leaves the counter), so tokens only increase across
+// Fencing tokens are kept per key in the key's row, which a release keeps
+// (it clears the owner and leaves the token), so tokens only increase across
 // release, expiry, process restarts and power loss, for as long as the
-// database file lives: the database runs with synchronous=FULL, so every
-// commit is on disk before the call returns. The price is one small row per
-// key ever locked, and an fsync per acquire and per release.
+// database file lives. The database runs with synchronous=NORMAL: commits
+// are not synced one by one, and a power loss may forget the last of them.
+// Tokens keep their promise anyway because each is an epoch, synced once per
+// Driver, times 2^24 plus a count (see epoch.go). The price is one small row
+// per key ever locked, and one fsync per Driver.
 //
 // On Linux, each lock records its holder's pid and the process start time
 // (field 22 of /proc/<pid>/stat). A caller in the same pid namespace of the

@@ -1,12 +1,15 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
+	"github.com/zerotal/lock/driver/process"
+	"github.com/zerotal/lock/driver/waitq"
 )
 
 // ErrClosed is returned by every method of a Driver after Close.
@@ -18,9 +21,21 @@ var ErrClosed = errors.New("sqlite lock driver: closed")
 type Driver struct {
 	path   string // as given to Open, for error messages
 	db     *sql.DB
-	self   holderProcess
+	self   process.Identity
 	hub    *hub
 	hubKey string // the hub's key in the registry; "" for a private hub
+	waits  string // the directory of the wait rooms; "" for a private database
+
+	// life ends at Close, which ends the waits in progress.
+	life    context.Context
+	endLife context.CancelFunc
+	held    waitq.Holds // the held files this Driver keeps open (see wait.go)
+	waiting waitq.Waits // its AcquireWait calls in flight, which Close awaits
+
+	// epoch is this Driver's fencing epoch, 0 until its first acquire
+	// takes one (epoch.go); epochMu orders the Driver's takers.
+	epoch   atomic.Int64
+	epochMu sync.Mutex
 
 	acquireStmt, releaseStmt, extendStmt, forceStmt, existsStmt, inspectStmt *sql.Stmt
 
@@ -35,6 +50,7 @@ var (
 	_ driver.Fencer    = (*Driver)(nil)
 	_ driver.Inspector = (*Driver)(nil)
 	_ driver.Notifier  = (*Driver)(nil)
+	_ driver.Waiter    = (*Driver)(nil)
 )
 
 // Close closes the database. Locks still held stay in the file until their
@@ -45,6 +61,11 @@ func (d *Driver) Close() error {
 	d.closeOnce.Do(func() {
 		first = true
 		d.closed.Store(true)
+		d.endLife()
+		// The waits that endLife ended give back what their last try
+		// took before the statements and the database close.
+		d.waiting.Close()
+		d.held.Close()
 		d.closeStatements()
 		d.closeErr = d.db.Close()
 		if d.hubKey != "" {

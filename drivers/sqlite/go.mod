@@ -3,8 +3,9 @@ module github.com/zerotal/lock/drivers/sqlite
 go 1.26.0
 
 require (
-	github.com/zerotal/lock/conformance v0.0.0
-	github.com/zerotal/lock/core v0.0.0
+	github.com/zerotal/lock/conformance v0.1.0
+	github.com/zerotal/lock/driver v0.1.0
+	github.com/zerotal/lock/sdk/go v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
@@ -16,12 +17,9 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/zerotal/lock/drivers/memory v0.1.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/zerotal/lock/core => ../../core
-
-replace github.com/zerotal/lock/conformance => ../../conformance

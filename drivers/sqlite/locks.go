@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // Acquire takes key for owner for ttl when it is free, expired, held by a
@@ -20,11 +20,16 @@ func (d *Driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 }
 
 // AcquireFenced is Acquire that also returns the acquisition's fencing token:
-// one more than the key's previous token on a takeover, the same token when
-// owner already holds key. The first token of a key is 1.
+// above the key's previous token on a takeover (one more, or the start of
+// this Driver's epoch if that is higher; see epoch.go), the same token when
+// owner already holds key.
 func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.Duration) (uint64, bool, error) {
 	if d.closed.Load() {
 		return 0, false, ErrClosed
+	}
+	base, err := d.tokenBase(ctx)
+	if err != nil {
+		return 0, false, d.fail("acquire", err)
 	}
 	id := acquisitionIDs.Add(1)
 	var r busyRetry
@@ -36,7 +41,7 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 		// later than ttl after the commit. Binding it costs less than calling
 		// nowFunc and expiryFunc inside the hottest statement.
 		now := time.Now().UnixNano()
-		res, err := d.acquireStmt.ExecContext(ctx, key, owner, now, expiry(now, ttl), id)
+		res, err := d.acquireStmt.ExecContext(ctx, key, owner, now, expiry(now, ttl), id, base)
 		var changed int64
 		if err == nil {
 			changed, err = res.RowsAffected()
@@ -49,9 +54,17 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 				return 0, false, d.fail("acquire", err)
 			case changed == 0:
 				return 0, false, nil
-			case !noted:
-				return 1, true, nil // a new row: the key's first acquisition
 			}
+			if !noted {
+				token = base // a new row: the key's first acquisition
+			}
+			if err := d.coverToken(ctx, token); err != nil {
+				// The key is taken, but its token is not covered
+				// by an epoch on disk: it must not be handed out.
+				d.giveBack(key, owner)
+				return 0, false, d.fail("acquire", err)
+			}
+			d.held.Keep(d.room(key), key, owner)
 			return uint64(token), true, nil
 		}
 	}
@@ -60,9 +73,24 @@ func (d *Driver) AcquireFenced(ctx context.Context, key, owner string, ttl time.
 // Release frees key if owner holds it and its TTL has not passed. The key's
 // row, and so its token counter, stays.
 func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
+	if d.closed.Load() {
+		return false, ErrClosed
+	}
+	return d.release(ctx, key, owner)
+}
+
+// release is Release without the closed check: a wait that Close ended gives
+// back what its last try took while Close waits for it (see AcquireWait).
+func (d *Driver) release(ctx context.Context, key, owner string) (bool, error) {
 	ok, err := d.update(ctx, "release", d.releaseStmt, key, owner)
-	if ok {
+	switch {
+	case ok:
+		// The held file goes (or the room is poked), which wakes the
+		// waiters of other processes; the hub wakes this one's.
+		d.held.Released(d.room(key), key, owner)
 		d.hub.notify(key)
+	case err == nil:
+		d.held.Forget(key, owner) // lost: owner holds it no more
 	}
 	return ok, err
 }
@@ -70,13 +98,20 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 // Extend sets key's expiry to ttl from now if owner holds it and its TTL has
 // not passed. It never takes a free key.
 func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if d.closed.Load() {
+		return false, ErrClosed
+	}
 	return d.update(ctx, "extend", d.extendStmt, key, owner, int64(ttl))
 }
 
 // ForceRelease frees key whoever holds it.
 func (d *Driver) ForceRelease(ctx context.Context, key string) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
 	ok, err := d.update(ctx, "force release", d.forceStmt, key)
 	if ok {
+		d.held.Released(d.room(key), key, "")
 		d.hub.notify(key)
 	}
 	return err
@@ -87,9 +122,6 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 // while the call waited for the connection or the database must not be
 // released or extended on the strength of an earlier reading.
 func (d *Driver) update(ctx context.Context, op string, stmt *sql.Stmt, args ...any) (bool, error) {
-	if d.closed.Load() {
-		return false, ErrClosed
-	}
 	var r busyRetry
 	for {
 		res, err := stmt.ExecContext(ctx, args...)
@@ -115,7 +147,7 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 	var r busyRetry
 	for {
 		var held bool
-		err := d.existsStmt.QueryRowContext(ctx, key, d.self.scope).Scan(&held)
+		err := d.existsStmt.QueryRowContext(ctx, key, d.self.Scope).Scan(&held)
 		if again, err := r.again(ctx, err); !again {
 			if err != nil {
 				return false, d.fail("exists", err)
@@ -138,7 +170,7 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 			token, acquired, exp int64
 			pid                  int64
 		)
-		err := d.inspectStmt.QueryRowContext(ctx, key, d.self.scope).
+		err := d.inspectStmt.QueryRowContext(ctx, key, d.self.Scope).
 			Scan(&h.Owner, &token, &acquired, &exp, &pid, &h.Host)
 		if errors.Is(err, sql.ErrNoRows) {
 			return driver.Holder{}, false, nil
@@ -158,8 +190,8 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 
 // Subscribe returns a channel that receives a notice when key is released or
 // force-released through any Driver of this process on the same database.
-// Releases by other processes and expiries send nothing: the engine's polling
-// finds those.
+// Releases by other processes and expiries send nothing here: waiters of
+// other processes are woken through the wait rooms (see AcquireWait).
 func (d *Driver) Subscribe(key string) (<-chan struct{}, func()) {
 	return d.hub.subscribe(key)
 }
@@ -170,7 +202,7 @@ func (d *Driver) fail(op string, err error) error {
 	if d.closed.Load() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlite lock driver %q: %s: %w", d.path, op, ErrClosed)
 	}
-	return fmt.Errorf("sqlite lock driver %q: %s: %w", d.path, op, err)
+	return fmt.Errorf("sqlite lock driver %q: %s: %w", d.path, op, typed(err))
 }
 
 // expiry returns now + ttl in Unix nanoseconds, saturating instead of

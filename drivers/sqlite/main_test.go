@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/conformance/onehost"
+	"github.com/zerotal/lock/driver"
 	"go.uber.org/goleak"
 )
 
@@ -30,6 +32,7 @@ const (
 
 func TestMain(m *testing.M) {
 	conformance.Child(func() (driver.Driver, error) { return Open(os.Getenv(conformanceDBEnv)) })
+	onehost.Child(oneHost)
 	if role := os.Getenv(childRoleEnv); role != "" {
 		os.Exit(runChild(role))
 	}
@@ -78,4 +81,11 @@ func holdUntilKilled() error {
 	fmt.Printf("acquired %d\n", token)
 	_, err = io.Copy(io.Discard, os.Stdin)
 	return err
+}
+
+// oneHost reaches a database file for the cross-process waiting checks.
+var oneHost = onehost.Suite{
+	Open:  func(path string) (driver.Driver, error) { return Open(path) },
+	Store: func(dir string) string { return filepath.Join(dir, "locks.db") },
+	Rooms: waitsDir,
 }

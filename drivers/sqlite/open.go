@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // MemoryPath is the path that opens a database private to one Driver.
@@ -47,13 +49,10 @@ func open(path string) (*Driver, error) {
 	}
 	memory := path == MemoryPath
 	// busy_timeout comes first so that the statements below wait out another
-	// process's write lock instead of failing at once. synchronous=FULL
-	// syncs the write-ahead log on every commit: with NORMAL a power loss may
-	// forget the last commits, and a forgotten takeover would hand its
-	// fencing token out a second time. The fsync makes a cycle about 20
-	// times slower in absolute terms (measured in BenchmarkSideBySide);
-	// tokens that never repeat are worth more than that throughput.
-	query := "_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=synchronous(FULL)"
+	// process's write lock instead of failing at once. synchronous=NORMAL
+	// does not sync the write-ahead log on every commit; epoch.go says why
+	// that loses no fencing guarantee and what a power loss can forget.
+	query := "_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=synchronous(NORMAL)"
 	dsn := MemoryPath + "?" + query
 	hubKey := ""
 	if !memory {
@@ -79,12 +78,14 @@ func open(path string) (*Driver, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	d := &Driver{path: path, db: db, self: currentProcess()}
+	d := &Driver{path: path, db: db, self: process.Self()}
+	d.life, d.endLife = context.WithCancel(context.Background())
 	if err := d.initialise(ctx, memory); err != nil {
 		// The initialisation error is the one worth reporting.
+		d.endLife()
 		d.closeStatements()
 		_ = db.Close()
-		return nil, err
+		return nil, typed(err)
 	}
 	if memory {
 		d.hub = newHub()
@@ -95,6 +96,7 @@ func open(path string) (*Driver, error) {
 			hubKey = resolved
 		}
 		d.hub, d.hubKey = sharedHub(hubKey), hubKey
+		d.waits = waitsDir(hubKey)
 	}
 	return d, nil
 }

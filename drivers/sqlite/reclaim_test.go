@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver/process"
+	"github.com/zerotal/lock/driver/process"
 )
 
 func TestDeadHolderIsReclaimedBeforeTTL(t *testing.T) {
@@ -93,9 +93,9 @@ func exitedPID(t *testing.T) int64 {
 }
 
 func TestReclaimChecksPidStartTimeAndScope(t *testing.T) {
-	self := currentProcess()
-	if self.start == 0 || self.scope == "" {
-		t.Fatalf("no process identity on Linux: start %d, scope %q", self.start, self.scope)
+	self := process.Self()
+	if self.Start == 0 || self.Scope == "" {
+		t.Fatalf("no process identity on Linux: start %d, scope %q", self.Start, self.Scope)
 	}
 	parent := int64(os.Getppid())
 	parentStart := int64(process.StartTime(int(parent)))
@@ -110,17 +110,17 @@ func TestReclaimChecksPidStartTimeAndScope(t *testing.T) {
 		scope       string
 		reclaimable bool
 	}{
-		{"live pid, matching start", int64(self.pid), self.start, self.scope, false},
-		{"live parent, matching start", parent, parentStart, self.scope, false},
-		{"live pid reused: start differs", int64(self.pid), self.start + 1, self.scope, true},
-		{"live parent reused: start differs", parent, parentStart - 1, self.scope, true},
-		{"exited pid", dead, self.start, self.scope, true},
-		{"exited pid of another host", dead, self.start, "another-boot/pid:[1]", false},
-		{"exited pid without scope", dead, self.start, "", false},
-		{"exited pid without start time", dead, 0, self.scope, false},
-		{"pid 0", 0, self.start, self.scope, false},
-		{"negative pid", -1, self.start, self.scope, false},
-		{"pid out of range", 1 << 40, self.start, self.scope, false},
+		{"live pid, matching start", int64(self.PID), int64(self.Start), self.Scope, false},
+		{"live parent, matching start", parent, parentStart, self.Scope, false},
+		{"live pid reused: start differs", int64(self.PID), int64(self.Start) + 1, self.Scope, true},
+		{"live parent reused: start differs", parent, parentStart - 1, self.Scope, true},
+		{"exited pid", dead, int64(self.Start), self.Scope, true},
+		{"exited pid of another host", dead, int64(self.Start), "another-boot/pid:[1]", false},
+		{"exited pid without scope", dead, int64(self.Start), "", false},
+		{"exited pid without start time", dead, 0, self.Scope, false},
+		{"pid 0", 0, int64(self.Start), self.Scope, false},
+		{"negative pid", -1, int64(self.Start), self.Scope, false},
+		{"pid out of range", 1 << 40, int64(self.Start), self.Scope, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,8 +135,8 @@ func TestReclaimChecksPidStartTimeAndScope(t *testing.T) {
 			if err != nil || ok != c.reclaimable {
 				t.Fatalf("AcquireFenced = %v, %v; want %v", ok, err, c.reclaimable)
 			}
-			if ok && token != 8 {
-				t.Fatalf("token after reclaim %d; want the fake holder's 7 + 1", token)
+			if ok && token <= 7 {
+				t.Fatalf("token after reclaim %d; want above the fake holder's 7", token)
 			}
 		})
 	}

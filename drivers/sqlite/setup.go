@@ -97,7 +97,7 @@ func quickCheckOnce(ctx context.Context, db *sql.DB) ([]string, error) {
 	return problems, rows.Err()
 }
 
-// createSchema creates the lock table inside an immediate transaction, so
+// createSchema creates the lock and epoch tables inside an immediate transaction, so
 // that processes opening a new file together take turns: each waits for the
 // write lock, and all but the first find the table there.
 func (d *Driver) createSchema(ctx context.Context) error {
@@ -123,11 +123,13 @@ func createIn(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, createTable); err != nil {
-		// Rolling back with a fresh context: the transaction must end even
-		// when ctx is the reason it failed.
-		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		return err
+	for _, create := range []string{createTable, createEpochTable} {
+		if _, err := conn.ExecContext(ctx, create); err != nil {
+			// Rolling back with a fresh context: the transaction must end
+			// even when ctx is the reason it failed.
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+			return err
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")

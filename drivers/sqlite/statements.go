@@ -3,6 +3,8 @@ package sqlite
 import (
 	"strconv"
 	"strings"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 // The lock table keeps one row per key ever locked. A released key keeps its
@@ -25,9 +27,20 @@ const createTable = `CREATE TABLE IF NOT EXISTS zerotal_lock (
 // acquireSQL returns the statement that takes key when it is new, released,
 // expired, held by owner already, or held by a dead local process. Column
 // names on the right of SET and in WHERE are the row's values before the
-// update, so "owner IS excluded.owner" tells a refresh (token and acquisition
-// time kept) from a takeover (token + 1). The statement changes no row when
-// the key is held.
+// update, so the refresh condition below tells a refresh (token and
+// acquisition time kept) from a takeover (the next token: one more, and at
+// least the Driver's token base ?6; see epoch.go). The statement changes no
+// row when the key is held.
+//
+// A refresh is owner taking again a row it holds, and only when the row is
+// known to be of the present, not one a power loss brought back (the last
+// commits forgotten, the row's owner holding a token that was followed by
+// others): its token is at least this Driver's base (handed out since this
+// Driver's epoch was on disk, so after any power loss this process could
+// have seen), or the row was written in this boot (pid_scope names the
+// boot; a power loss is a reboot). Otherwise an owner that reuses its name
+// across a reboot, as a caller of the Driver may (the SDK never does),
+// would get back a token below those handed out after it.
 //
 // Two choices make it cheaper than the obvious statement, which matters
 // because an acquire+release cycle is two of these and little else:
@@ -35,19 +48,20 @@ const createTable = `CREATE TABLE IF NOT EXISTS zerotal_lock (
 //   - The new token comes back through noteTokenFunc, keyed by the call's ?5,
 //     not through RETURNING: SQLite collects RETURNING rows in a temporary
 //     table and database/sql then builds a result set, which together cost
-//     about a fifth of the cycle. A new row needs no note: its token is 1.
+//     about a fifth of the cycle. A new row needs no note: its token is ?6.
 //   - p's identity (pid, start time, scope, host) is the same in every
 //     acquire of this process, so it is written into the statement text,
 //     once, rather than bound as four parameters on every call.
-func acquireSQL(p holderProcess) string {
-	identity := strconv.Itoa(p.pid) + ", " + strconv.FormatInt(p.start, 10) + ", " +
-		sqlString(p.scope) + ", " + sqlString(p.host)
+func acquireSQL(p process.Identity) string {
+	const refresh = `owner IS excluded.owner AND (token >= ?6 OR (pid_scope <> '' AND pid_scope = excluded.pid_scope))`
+	identity := strconv.Itoa(p.PID) + ", " + strconv.FormatUint(p.Start, 10) + ", " +
+		sqlString(p.Scope) + ", " + sqlString(p.Host)
 	return `INSERT INTO zerotal_lock
 	(key, owner, token, acquired_ns, expires_ns, pid, pid_start, pid_scope, host)
-VALUES (?1, ?2, 1, ?3, ?4, ` + identity + `)
+VALUES (?1, ?2, ?6, ?3, ?4, ` + identity + `)
 ON CONFLICT (key) DO UPDATE SET
-	token       = ` + noteTokenFunc + `(?5, CASE WHEN owner IS excluded.owner THEN token ELSE token + 1 END),
-	acquired_ns = CASE WHEN owner IS excluded.owner THEN acquired_ns ELSE excluded.acquired_ns END,
+	token       = ` + noteTokenFunc + `(?5, CASE WHEN ` + refresh + ` THEN token ELSE max(token + 1, ?6) END),
+	acquired_ns = CASE WHEN ` + refresh + ` THEN acquired_ns ELSE excluded.acquired_ns END,
 	owner       = excluded.owner,
 	expires_ns  = excluded.expires_ns,
 	pid         = excluded.pid,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver/process"
 )
 
 func TestAcquireLeavesNoNotedTokens(t *testing.T) {
@@ -36,19 +38,19 @@ func TestAcquireLeavesNoNotedTokens(t *testing.T) {
 
 func TestAcquireSQLQuotesProcessIdentity(t *testing.T) {
 	d := openPath(t, MemoryPath)
-	odd := holderProcess{pid: 42, start: 7, scope: "boot'id/pid:[1]", host: "o'neil's host"}
+	odd := process.Identity{PID: 42, Start: 7, Scope: "boot'id/pid:[1]", Host: "o'neil's host"}
 	stmt, err := d.db.Prepare(acquireSQL(odd))
 	if err != nil {
 		t.Fatalf("acquire statement for %+v does not compile: %v", odd, err)
 	}
 	defer stmt.Close()
 	now := time.Now().UnixNano()
-	if _, err := stmt.Exec("k", newOwner(t), now, now+int64(time.Minute), nil); err != nil {
+	if _, err := stmt.Exec("k", newOwner(t), now, now+int64(time.Minute), nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	var got holderProcess
+	var got process.Identity
 	err = d.db.QueryRow(`SELECT pid, pid_start, pid_scope, host FROM zerotal_lock WHERE key = 'k'`).
-		Scan(&got.pid, &got.start, &got.scope, &got.host)
+		Scan(&got.PID, &got.Start, &got.Scope, &got.Host)
 	if err != nil || got != odd {
 		t.Fatalf("stored holder %+v, %v; want %+v", got, err, odd)
 	}

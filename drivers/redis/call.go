@@ -11,10 +11,15 @@ import "sync"
 // callPool, so that they allocate nothing of their own.
 type scriptCall struct {
 	cmd   [12]any
-	buf   []byte    // the keys' bytes
-	keys  [3]keyArg // lock, queue, waiters: slices of buf
+	buf   []byte // the lock key's bytes
+	key   keyArg // the lock key: buf
 	owner string
 	ttl   int64
+	// abandoned is set when the caller stopped waiting for a command that
+	// may still be sent (shared round trips, see scriptRunner.do): its
+	// arguments point into this call, so it is never used again, nor
+	// pooled.
+	abandoned bool
 }
 
 // keyArg is a Redis key as bytes that go-redis writes without copying them
@@ -55,19 +60,20 @@ func newCall(key, owner string) *scriptCall {
 	return c
 }
 
-// set points c at key's Redis keys and owner.
+// set points c at key's lock key and owner.
 func (c *scriptCall) set(key, owner string) {
-	var at keyOffsets
-	c.buf, at = appendRedisKeys(c.buf, key)
-	b := c.buf
-	c.keys = [3]keyArg{b[:at.lockEnd:at.lockEnd], b[:at.waiters:at.waiters], b[at.waiters:]}
+	c.buf = appendLockKey(c.buf[:0], key)
+	c.key = c.buf
 	c.owner = owner
 }
 
-// put returns a call from getCall to the pool.
+// put returns a call from getCall to the pool, unless it was abandoned.
 func (c *scriptCall) put() {
+	if c.abandoned {
+		return
+	}
 	c.cmd = [12]any{}
-	c.keys = [3]keyArg{}
+	c.key = nil
 	c.owner = ""
 	if cap(c.buf) > maxPooledKeyBytes {
 		c.buf = nil
@@ -75,21 +81,26 @@ func (c *scriptCall) put() {
 	callPool.Put(c)
 }
 
-// lockKey returns the lock's Redis key as a string.
-func (c *scriptCall) lockKey() string { return string(c.keys[0]) }
-
-// withLock returns the start of a command on the lock key alone: the slots
-// for the command name and script, numkeys and the key. Append the
-// arguments to it; they fit in the array, so appending does not allocate.
-func (c *scriptCall) withLock() []any {
-	c.cmd[2], c.cmd[3] = 1, &c.keys[0]
-	return c.cmd[:4]
+// usable returns c, or a copy of it when c was abandoned, for the next
+// command on the same lock and owner.
+func (c *scriptCall) usable() *scriptCall {
+	if !c.abandoned {
+		return c
+	}
+	n := &scriptCall{buf: append([]byte(nil), c.buf...), owner: c.owner, ttl: c.ttl}
+	n.key = n.buf
+	return n
 }
 
-// withAllKeys is withLock for scripts that may touch the queue: numkeys and
-// the three keys in the order the scripts take them.
-func (c *scriptCall) withAllKeys() []any {
-	c.cmd[2] = 3
-	c.cmd[3], c.cmd[4], c.cmd[5] = &c.keys[0], &c.keys[1], &c.keys[2]
-	return c.cmd[:6]
+// lockKey returns the lock's Redis key as a string.
+func (c *scriptCall) lockKey() string { return string(c.key) }
+
+// withLock returns the start of a script call: the slots for the command
+// name and the function or script, numkeys and the lock key, the only key
+// every script names (the queue's keys share its hash tag, and the scripts
+// derive them: see lua/constants.lua). Append the arguments to it; they fit
+// in the array, so appending does not allocate.
+func (c *scriptCall) withLock() []any {
+	c.cmd[2], c.cmd[3] = 1, &c.key
+	return c.cmd[:4]
 }

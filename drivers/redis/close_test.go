@@ -25,8 +25,7 @@ func TestCloseLetsWokenWaitersLeave(t *testing.T) {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
 	result, _ := startWait(t, d, key, waiter, time.Minute)
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, d)
+	waitQueuedListening(t, rc, key, 1)
 
 	// The key goes to the waiter without a notice, as when the notice is
 	// lost, so only the waiter's leave can give it back.

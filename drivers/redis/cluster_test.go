@@ -77,8 +77,9 @@ func TestClusterKeysOfAScriptShareASlot(t *testing.T) {
 		}
 	}
 
-	// Hand-off notices travel through the cluster too: the script
-	// publishes on the key's node, the waiter listens on its channel's.
+	// Hand-off notices travel through the cluster too, on a shard channel
+	// of the lock's slot: the script publishes on the key's node, which the
+	// waiter listens to.
 	holder, waiter := New(cc), New(cc, noPolls)
 	defer holder.Close()
 	defer waiter.Close()
@@ -89,7 +90,7 @@ func TestClusterKeysOfAScriptShareASlot(t *testing.T) {
 	result, _ := startWait(t, waiter, key, next, time.Minute)
 	rc := s.client(t)
 	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, waiter)
+	waitShardListening(t, rc, waiter, key)
 	if ok, err := holder.Release(ctx, key, first); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
@@ -97,4 +98,17 @@ func TestClusterKeysOfAScriptShareASlot(t *testing.T) {
 		t.Fatalf("AcquireWait: %v", r.err)
 	}
 	mustHold(t, holder, key, next)
+}
+
+// waitShardListening waits until d's shard channel for key has its
+// subscriber on the node rc reaches.
+func waitShardListening(t *testing.T, rc *goredis.Client, d *Driver, key string) {
+	t.Helper()
+	channel := d.grants.channel + ":" + redisKeys(key).lock
+	if !waitUntil(handOffBound, func() bool {
+		counts, err := rc.PubSubShardNumSub(t.Context(), channel).Result()
+		return err == nil && counts[channel] == 1
+	}) {
+		t.Fatalf("no subscriber on shard channel %q after %v", channel, handOffBound)
+	}
 }

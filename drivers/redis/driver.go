@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // ErrClosed is returned by every method of a Driver after Close.
@@ -47,27 +48,30 @@ type Driver struct {
 
 	// Script arguments that are the same on every call, boxed once so that
 	// calls do not allocate for them.
-	holderArg    any // "pid\nhost", the end of every lock value
+	holderArg    any // "\npid\nhost", the end of every lock value
 	retentionArg any // how long, in ms, a released lock keeps its last token; "0" for ever
-	numsubArg    any // "1" when scripts may judge waiters by PUBSUB NUMSUB
 	livenessArg  any // how long, in ms, a waiter's poll keeps it live
 	noChannelArg any // "": a waiter that receives no notices
 
+	scripts  scriptRunner
 	waitPoll time.Duration
 	grants   grantListener
+	dials    *dialWatch // on clients Open made; nil otherwise
 
 	closing   chan struct{} // closed by Close, to wake waiters
 	closed    atomic.Bool
 	closeOnce sync.Once
 
-	// Background retries of leaveScript for waits whose leave failed.
-	// leavesMu orders starting one, and starting an AcquireWait, against
-	// Close's wait for them.
-	leavesCtx  context.Context
-	leavesStop context.CancelFunc
-	leavesMu   sync.Mutex
-	leavesDone bool // Close has begun waiting: start no more
-	leaves     sync.WaitGroup
+	// Leaves of the queue running in the background (see leave). leavesMu
+	// orders starting one, and starting an AcquireWait, against Close's
+	// waits for them.
+	leavesCtx   context.Context
+	leavesStop  context.CancelFunc
+	leavesMu    sync.Mutex
+	leavesDone  bool           // Close has waited for the leaves: start no more
+	waitsDone   bool           // Close has begun: start no more waits
+	leaves      sync.WaitGroup // every leave running
+	firstLeaves sync.WaitGroup // leaves still in their first attempt
 
 	// AcquireWait calls running, which Close lets leave the queue before
 	// it cancels leaves and closes the client. Guarded by leavesMu.
@@ -75,24 +79,50 @@ type Driver struct {
 	waitsIdle chan struct{} // made by Close while waits > 0; closed when they end
 }
 
-// Open connects to the Redis server that url names: redis://host:port/db,
-// rediss:// for TLS, or unix:///path/to/socket?db=N, each with optional
-// user:password@. An empty url means $REDIS_URL. go-redis's query options
-// (dial_timeout, max_retries, …) are accepted too.
-//
-// A URL that cannot be used gives an error wrapping [ErrBadURL] that never
-// contains the password. Open does not contact the server: an unreachable
-// server makes the first call fail. Close closes the client Open made.
-func Open(url string, opts ...Option) (*Driver, error) {
-	copts, err := clientOptions(url)
+// Open connects to the Redis deployment rawURL names, in one of the forms
+// OpenURL takes; an empty rawURL means $REDIS_URL.
+func Open(rawURL string, opts ...Option) (*Driver, error) {
+	u, err := envURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	// Without this go-redis ignores ctx deadlines and waits for its own
-	// read timeout; the driver contract wants calls to end with ctx.
-	copts.ContextTimeoutEnabled = true
-	d := New(goredis.NewClient(copts), opts...)
-	d.ownsClient = true
+	return OpenURL(u, opts...)
+}
+
+// OpenURL connects to the Redis deployment u names:
+//
+//   - redis://[user:password@]host[:port][/db], rediss://… for TLS, or
+//     unix://[user:password@]/path/to/socket[?db=N]: one server;
+//   - redis+sentinel://[user:password@]sentinel[:port][/db]?master_name=NAME,
+//     with more sentinels as addr=host:port parameters (rediss+sentinel for
+//     TLS): the primary that the sentinels name, followed across failovers
+//     (the userinfo is the sentinels'; the primary's credentials are the
+//     username= and password= parameters);
+//   - redis+cluster://[user:password@]node[:port], with more seed nodes as
+//     addr=host:port parameters (rediss+cluster for TLS): a Redis Cluster.
+//
+// go-redis's query options (dial_timeout, read_timeout, max_retries,
+// pool_size, …) are accepted, each checked; an unknown one is refused. A
+// URL that cannot be used gives an error wrapping driver.ErrBadURL that
+// never contains a password. OpenURL does not contact the server: an
+// unreachable one makes the first call fail. Close closes the client
+// OpenURL made, which has go-redis's ContextTimeoutEnabled on, so that a
+// call ends at its context's deadline. The first OpenURL silences
+// go-redis's process-wide logger (see SetGoRedisLogging).
+func OpenURL(u *url.URL, opts ...Option) (*Driver, error) {
+	quietGoRedis()
+	client, err := newClient(u)
+	if err != nil {
+		return nil, err
+	}
+	dials := new(dialWatch)
+	if cc, ok := client.(*goredis.ClusterClient); ok {
+		cc.OnNewNode(func(node *goredis.Client) { node.AddHook(dials) })
+	} else {
+		client.AddHook(dials)
+	}
+	d := New(client, append([]Option{WithSharedRoundTrips(true)}, opts...)...)
+	d.ownsClient, d.dials = true, dials
 	return d, nil
 }
 
@@ -111,26 +141,21 @@ func New(c goredis.UniversalClient, opts ...Option) *Driver {
 		}
 	}
 	host, _ := os.Hostname() // an unknown host is recorded as ""
-	// A Client (standalone or sentinel) runs scripts and pub/sub on one
-	// server, which can count a Driver's subscription; a cluster node
-	// counts only its own subscribers.
-	_, single := c.(*goredis.Client)
 	// A Ring publishes from a script on the key's shard but subscribes on
 	// the channel's: notices could not arrive, so its waiters only poll.
 	_, ring := c.(*goredis.Ring)
-	numsub := "0"
-	if single {
-		numsub = "1"
-	}
 	d := &Driver{
 		client:       c,
-		holderArg:    strconv.Itoa(os.Getpid()) + "\n" + strings.ReplaceAll(host, "\n", " "),
+		holderArg:    "\n" + strconv.Itoa(os.Getpid()) + "\n" + strings.ReplaceAll(host, "\n", " "),
 		retentionArg: strconv.FormatInt(cfg.fenceRetention.Milliseconds(), 10),
-		numsubArg:    numsub,
 		livenessArg:  strconv.FormatInt((livenessPolls * cfg.waitPoll).Milliseconds(), 10),
 		noChannelArg: "",
 		waitPoll:     cfg.waitPoll,
 		closing:      make(chan struct{}),
+	}
+	d.scripts.client = c
+	if cl, ok := c.(*goredis.Client); ok && cfg.sharedRoundTrips {
+		d.scripts.shared = sharedRoundTrips(cl)
 	}
 	d.leavesCtx, d.leavesStop = context.WithCancel(context.Background())
 	var listenOn goredis.UniversalClient
@@ -172,8 +197,8 @@ func (d *Driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 	}
 	c := getCall(key, owner)
 	c.ttl = ttlMillis(ttl)
-	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, d.numsubArg)
-	token, err := acquireScript.run(ctx, d.client, cmd).Int64()
+	cmd := append(c.withLock(), &c.owner, &c.ttl, d.holderArg)
+	token, err := d.scripts.run(ctx, acquireScript, c, cmd).Int64()
 	c.put()
 	if err != nil {
 		return 0, d.fail(ctx, "acquire", err)
@@ -191,8 +216,8 @@ func (d *Driver) Release(ctx context.Context, key, owner string) (bool, error) {
 		return false, err
 	}
 	c := getCall(key, owner)
-	cmd := append(c.withAllKeys(), &c.owner, d.numsubArg, d.retentionArg)
-	n, err := releaseScript.run(ctx, d.client, cmd).Int64()
+	cmd := append(c.withLock(), &c.owner, d.retentionArg)
+	n, err := d.scripts.run(ctx, releaseScript, c, cmd).Int64()
 	c.put()
 	if err != nil {
 		return false, d.fail(ctx, "release", err)
@@ -208,7 +233,7 @@ func (d *Driver) Extend(ctx context.Context, key, owner string, ttl time.Duratio
 	}
 	c := getCall(key, owner)
 	c.ttl = ttlMillis(ttl)
-	n, err := extendScript.run(ctx, d.client, append(c.withLock(), &c.owner, &c.ttl)).Int64()
+	n, err := d.scripts.run(ctx, extendScript, c, append(c.withLock(), &c.owner, &c.ttl)).Int64()
 	c.put()
 	if err != nil {
 		return false, d.fail(ctx, "extend", err)
@@ -223,7 +248,7 @@ func (d *Driver) ForceRelease(ctx context.Context, key string) error {
 		return err
 	}
 	c := getCall(key, "")
-	err := forceReleaseScript.run(ctx, d.client, append(c.withAllKeys(), d.numsubArg, d.retentionArg)).Err()
+	err := d.scripts.run(ctx, forceReleaseScript, c, append(c.withLock(), d.retentionArg)).Err()
 	c.put()
 	if err != nil {
 		return d.fail(ctx, "force release", err)
@@ -238,7 +263,7 @@ func (d *Driver) Exists(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	c := getCall(key, "")
-	value, err := d.client.Do(ctx, append(c.cmd[:0], "get", &c.keys[0])...).Text()
+	value, err := d.client.Do(ctx, append(c.cmd[:0], "get", &c.key)...).Text()
 	c.put()
 	switch {
 	case errors.Is(err, goredis.Nil):
@@ -259,7 +284,7 @@ func (d *Driver) Inspect(ctx context.Context, key string) (driver.Holder, bool, 
 		return driver.Holder{}, false, err
 	}
 	c := getCall(key, "")
-	reply, err := inspectScript.run(ctx, d.client, c.withLock()).Slice()
+	reply, err := d.scripts.run(ctx, inspectScript, c, c.withLock()).Slice()
 	c.put()
 	if errors.Is(err, goredis.Nil) {
 		return driver.Holder{}, false, nil
@@ -287,26 +312,36 @@ func (d *Driver) Close() error {
 		close(d.closing)
 		d.grants.close()
 		d.leavesMu.Lock()
-		d.leavesDone = true
+		d.waitsDone = true
 		var idle chan struct{}
 		if d.waits > 0 {
 			idle = make(chan struct{})
 			d.waitsIdle = idle
 		}
 		d.leavesMu.Unlock()
+		bound := time.NewTimer(closeWaitBound)
+		defer bound.Stop()
 		if idle != nil {
-			t := time.NewTimer(closeWaitBound)
 			select {
-			case <-idle:
-			case <-t.C:
+			case <-idle: // every waiter has started its leave
+			case <-bound.C:
 			}
-			t.Stop()
 		}
-		d.leavesStop()
+		d.leavesMu.Lock()
+		d.leavesDone = true
+		d.leavesMu.Unlock()
+		tried := make(chan struct{})
+		go func() { d.firstLeaves.Wait(); close(tried) }()
+		select {
+		case <-tried: // every leave has had its first attempt
+		case <-bound.C:
+		}
+		d.leavesStop() // ends the retries of leaves the server did not answer
 		d.leaves.Wait()
 		if d.ownsClient {
 			err = d.client.Close()
 		}
+		d.scripts.waiters.Wait() // the client's close ended what they wait for
 	})
 	return err
 }
@@ -333,16 +368,50 @@ func (d *Driver) usableFor(ctx context.Context, owner string) error {
 	return d.usable(ctx)
 }
 
-// fail wraps a failed call's error so that errors.Is finds ctx.Err() when ctx
-// ended and ErrClosed when the driver was closed meanwhile.
+// fail wraps a failed call's error so that errors.Is finds ctx.Err() when the
+// call failed because ctx ended (the error is the context's, or a timeout
+// its deadline set off), and ErrClosed when the driver was closed meanwhile.
+// Any other failure, such as a refused connection, is the server's even when
+// ctx happened to end too: an outage must not read as the caller's deadline.
+// So is a call that ran out of time because go-redis kept dialing a server
+// that refused it.
 func (d *Driver) fail(ctx context.Context, op string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) && endedByContext(err) {
+		if down := d.unreachable(); down != nil {
+			return fmt.Errorf("redis: %s: cannot reach the server: %w", op, down)
+		}
 		return fmt.Errorf("redis: %s: %w (%w)", op, ctxErr, err)
+	}
+	if cc, ok := d.client.(*goredis.ClusterClient); ok && !isServerError(err) {
+		// A node that cannot be reached may have failed over: look for
+		// the slots' new primaries now rather than at the next reload.
+		cc.ReloadState(context.WithoutCancel(ctx))
+	}
+	if endedByContext(err) {
+		if down := d.unreachable(); down != nil {
+			return fmt.Errorf("redis: %s: cannot reach the server: %w", op, down)
+		}
 	}
 	if d.closed.Load() {
 		return fmt.Errorf("redis: %s: %w (%w)", op, ErrClosed, err)
 	}
 	return fmt.Errorf("redis: %s: %w", op, err)
+}
+
+// unreachable returns why the server cannot be reached, when the last
+// attempt to connect to it failed.
+func (d *Driver) unreachable() error {
+	if d.dials == nil {
+		return nil
+	}
+	return d.dials.unreachable()
+}
+
+// endedByContext reports whether err is what a call cut short by its
+// context returns: the context's error, or a network timeout (go-redis sets
+// the connection's deadlines from the context's).
+func endedByContext(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
 }
 
 // ttlMillis converts ttl to whole milliseconds for PX/PEXPIRE, rounding up

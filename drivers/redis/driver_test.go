@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestAcquireReleaseCycle(t *testing.T) {
@@ -291,12 +293,49 @@ func TestOwnerWithNewlineIsRefused(t *testing.T) {
 	}
 }
 
-func TestScriptCacheFlushed(t *testing.T) {
+// The library of functions can vanish (a restart without persistence, a
+// FUNCTION FLUSH, a new cluster node): the next call loads it again.
+func TestFunctionLibraryFlushed(t *testing.T) {
 	s := startServer(t)
 	d := s.open(t)
 	rc := s.client(t)
 	ctx := t.Context()
 	key := testKey(t, "flush")
+	owner := newOwner()
+	if ok, err := d.Acquire(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	if err := rc.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := d.Extend(ctx, key, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("Extend after FUNCTION FLUSH = %v, %v", ok, err)
+	}
+	if ok, err := d.Release(ctx, key, owner); err != nil || !ok {
+		t.Fatalf("Release after FUNCTION FLUSH = %v, %v", ok, err)
+	}
+	stats := commandCalls(t, rc)
+	if stats["function|load"] != 2 || stats["eval"]+stats["evalsha"] != 0 {
+		t.Fatalf("want the library loaded twice and no EVAL; commandstats %v", stats)
+	}
+}
+
+// Where FCALL cannot be used — a server before Redis 7, or a user whose ACL
+// lacks it — the driver sends the same scripts to EVALSHA, and to EVAL when
+// the script cache was flushed.
+func TestScriptsWithoutFunctions(t *testing.T) {
+	s := startServer(t)
+	rc := s.client(t)
+	ctx := t.Context()
+	if err := rc.Do(ctx, "ACL", "SETUSER", "nofcall", "on", ">pw", "~*", "&*", "+@all", "-fcall", "-function").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open("redis://nofcall:pw@" + s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	key := testKey(t, "eval")
 	owner := newOwner()
 	if ok, err := d.Acquire(ctx, key, owner, time.Minute); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
@@ -311,13 +350,28 @@ func TestScriptCacheFlushed(t *testing.T) {
 	if ok, err := d.Release(ctx, key, owner); err != nil || !ok {
 		t.Fatalf("Release after SCRIPT FLUSH = %v, %v", ok, err)
 	}
-	stats, err := rc.Info(ctx, "commandstats").Result()
+	if stats := commandCalls(t, rc); stats["eval"] == 0 || stats["evalsha"] == 0 {
+		t.Fatalf("want EVALSHA and the EVAL fallback; commandstats %v", stats)
+	}
+}
+
+// commandCalls returns INFO commandstats as calls per command.
+func commandCalls(t *testing.T, rc *goredis.Client) map[string]int64 {
+	t.Helper()
+	info, err := rc.Info(t.Context(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stats, "cmdstat_eval:") {
-		t.Fatalf("no EVAL fallback was sent:\n%s", stats)
+	calls := map[string]int64{}
+	for line := range strings.Lines(info) {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		calls[name], _ = strconv.ParseInt(n, 10, 64)
 	}
+	return calls
 }
 
 func TestTTLMillisRoundsUp(t *testing.T) {

@@ -3,7 +3,8 @@ package redis
 import "slices"
 
 // The suffixes of a lock's queue keys: each is the lock key followed by one
-// of these, so all start with the same hash tag.
+// of these, so all start with the same hash tag. The scripts derive them
+// (QUEUE and WAITERS in lua/constants.lua).
 const (
 	queueSuffix   = ":q" // the list of waiting owners
 	waitersSuffix = ":w" // the hash of waiter records
@@ -34,27 +35,13 @@ type lockKeys struct {
 // The engine never passes an empty key, but an empty tag would make Redis
 // hash the keys whole, into different slots; the empty key is stored as
 // "{%}", a tag no escaped key can be since escaping never leaves a bare '%'.
-//
-// All three keys come from one allocation, "{k}:q{k}:w": the lock key is a
-// prefix of the queue key, and the waiters key follows.
 func redisKeys(key string) lockKeys {
-	buf, at := appendRedisKeys(nil, key)
-	all := string(buf)
-	return lockKeys{
-		lock:    all[:at.lockEnd],
-		queue:   all[:at.waiters],
-		waiters: all[at.waiters:],
-	}
+	lock := string(appendLockKey(nil, key))
+	return lockKeys{lock: lock, queue: lock + queueSuffix, waiters: lock + waitersSuffix}
 }
 
-// keyOffsets say where the keys are in the bytes appendRedisKeys appends:
-// the lock key is [0:lockEnd], the queue key [0:waiters] and the waiters key
-// [waiters:].
-type keyOffsets struct{ lockEnd, waiters int }
-
-// appendRedisKeys appends key's Redis keys to dst[:0] as "{k}:q{k}:w" and
-// says where each is.
-func appendRedisKeys(dst []byte, key string) ([]byte, keyOffsets) {
+// appendLockKey appends key's lock key to b.
+func appendLockKey(b []byte, key string) []byte {
 	escaped := 0
 	for i := 0; i < len(key); i++ {
 		switch key[i] {
@@ -62,21 +49,7 @@ func appendRedisKeys(dst []byte, key string) ([]byte, keyOffsets) {
 			escaped++
 		}
 	}
-	n := len(key) + 2*escaped + 2 // the length of the lock key
-	if key == "" {
-		n = 3
-	}
-	b := slices.Grow(dst[:0], 2*n+len(queueSuffix)+len(waitersSuffix))
-	b = appendLockKey(b, key, escaped)
-	b = append(b, queueSuffix...)
-	b = appendLockKey(b, key, escaped)
-	b = append(b, waitersSuffix...)
-	return b, keyOffsets{lockEnd: n, waiters: n + len(queueSuffix)}
-}
-
-// appendLockKey appends key's lock key to b; escaped is the number of bytes
-// of key that need escaping.
-func appendLockKey(b []byte, key string, escaped int) []byte {
+	b = slices.Grow(b, len(key)+2*escaped+3)
 	b = append(b, '{')
 	switch {
 	case key == "":

@@ -26,9 +26,10 @@ type Option func(*config)
 
 // config is what the options set.
 type config struct {
-	channelPrefix  string
-	fenceRetention time.Duration
-	waitPoll       time.Duration
+	channelPrefix    string
+	fenceRetention   time.Duration
+	waitPoll         time.Duration
+	sharedRoundTrips bool
 }
 
 func defaultConfig() config {
@@ -37,6 +38,24 @@ func defaultConfig() config {
 		fenceRetention: DefaultFenceRetention,
 		waitPoll:       DefaultWaitPoll,
 	}
+}
+
+// WithSharedRoundTrips sets whether calls that run at the same time on one
+// server share round trips: a call made while another is in flight goes
+// into go-redis's auto-pipeliner (its full-duplex form, one held connection
+// that streams commands and replies), which batches the concurrent calls of
+// all goroutines into one write and one read; a call made alone goes
+// straight to a pooled connection, as without sharing. A shared call still
+// returns as soon as its ctx ends (its command may then still be sent, as
+// a command cut off by a deadline can be). It applies to a *redis.Client
+// (one server, standalone or behind Sentinel); cluster and ring clients
+// ignore it.
+//
+// Open turns it on for the clients it makes; New leaves it off, since it
+// starts the pipeliner of the caller's client, which the client's Close
+// stops: pass WithSharedRoundTrips(true) to New to use it there too.
+func WithSharedRoundTrips(on bool) Option {
+	return func(c *config) { c.sharedRoundTrips = on }
 }
 
 // WithChannelPrefix sets how the names of the Drivers' notice channels

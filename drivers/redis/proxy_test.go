@@ -134,7 +134,8 @@ func (p *cutProxy) pipe(client, server net.Conn) {
 		n, err := client.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
-			isScript := bytes.Contains(bytes.ToLower(chunk), []byte("eval"))
+			lower := bytes.ToLower(chunk)
+			isScript := bytes.Contains(lower, []byte("eval")) || bytes.Contains(lower, []byte("fcall"))
 			switch mode := proxyMode(p.mode.Load()); {
 			case !isScript || mode == passScripts:
 				if _, werr := server.Write(chunk); werr != nil {

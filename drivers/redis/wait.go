@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -30,8 +31,11 @@ const (
 // poll: every [WithWaitPoll] interval, and when the holder's TTL ends for the
 // first in line.
 //
-// A waiter whose ctx ends, or whose Driver closes, leaves the queue; a key
-// handed to it in the meantime is passed on to the next waiter.
+// A waiter whose ctx ends, or whose Driver closes, returns at once and
+// leaves the queue in the background; a key handed to it in the meantime is
+// passed on to the next waiter. When ctx ends before the server has answered
+// even the first attempt, the error says so and does not wrap ctx's: the
+// server not answering is an outage, not a wait.
 func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Duration) (uint64, error) {
 	if err := d.usableFor(ctx, owner); err != nil {
 		return 0, err
@@ -45,22 +49,26 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 	slot := d.grants.register(c.lockKey(), owner)
 	defer d.grants.unregister(slot)
 
-	// A waiter queues under its Driver's channel once the server has
-	// confirmed the subscription, which the first waiter to queue starts.
-	// ready is closed at that confirmation; nil before the first queued
-	// attempt, once the waiter listens, and for a Driver that gets no
-	// notices.
-	channel, started := d.noChannelArg, false
-	if d.grants.listening() {
-		channel, started = d.grants.arg, true
+	// A waiter queues under its channel once the server has confirmed the
+	// subscription, which its first queued attempt starts (see grants.go):
+	// until then it queues without one and polls. sub is nil before that
+	// attempt and for a Driver that gets no notices; ready is the
+	// confirmation still awaited.
+	channel := d.noChannelArg
+	sub := d.grants.current(c.lockKey()) // a confirmed channel another wait opened
+	if sub != nil {
+		channel = sub.arg
 	}
+	subscribed := sub != nil
 	var ready <-chan struct{}
+	defer func() { d.grants.unsubscribe(sub) }()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
+	answered := false
 	for {
 		if isClosed(d.closing) {
 			// Close is waiting for this waiter to leave; another
@@ -73,19 +81,29 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 			// The script may have run before the call failed: owner
 			// may be queued, or even hold the key.
 			d.leave(c)
-			return 0, d.fail(ctx, "acquire", err)
+			err = d.fail(ctx, "acquire", err)
+			if !answered && errors.Is(err, context.DeadlineExceeded) {
+				// The wait ran out with no answer at all: an outage,
+				// not contention. A caller that cancelled gets its
+				// ctx's error.
+				return 0, fmt.Errorf("redis: acquire: no answer from the server before the wait ended (%v)", err)
+			}
+			return 0, err
 		}
+		answered = true
 		if token != 0 {
 			return token, nil
 		}
-		if !started {
-			started = true
-			ready = d.grants.start()
+		if !subscribed {
+			subscribed = true
+			if sub = d.grants.subscribe(ctx, c.lockKey()); sub != nil {
+				ready = sub.ready
+			}
 		}
 		if ready != nil && isClosed(ready) {
 			// Queue again under the channel, so that hand-offs
 			// notify this waiter and its liveness follows its Driver.
-			channel, ready = d.grants.arg, nil
+			channel, ready = sub.arg, nil
 			continue
 		}
 		wait := d.waitPoll
@@ -98,8 +116,16 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 			timer.Reset(wait)
 		}
 		select {
-		case token := <-slot.granted:
-			return token, nil
+		case g := <-slot.granted:
+			if !g.provisional {
+				return g.token, nil
+			}
+			// The grant lasts until this waiter's liveness deadline:
+			// make it last its TTL before relying on it. A failed
+			// confirmation leaves the key to its next poll.
+			if ok, err := d.Extend(ctx, key, owner, ttl); err == nil && ok {
+				return g.token, nil
+			}
 		case <-slot.poke:
 		case <-ready:
 		case <-timer.C:
@@ -118,7 +144,7 @@ func (d *Driver) AcquireWait(ctx context.Context, key, owner string, ttl time.Du
 func (d *Driver) startWait() bool {
 	d.leavesMu.Lock()
 	defer d.leavesMu.Unlock()
-	if d.leavesDone {
+	if d.waitsDone {
 		return false
 	}
 	d.waits++
@@ -140,8 +166,8 @@ func (d *Driver) endWait() {
 // owner holds the key, else the holder's remaining TTL in ms and whether
 // owner is first in the queue.
 func (d *Driver) waitAttempt(ctx context.Context, c *scriptCall, channel any) (token uint64, pttl int64, first bool, err error) {
-	cmd := append(c.withAllKeys(), &c.owner, &c.ttl, d.holderArg, channel, d.livenessArg, d.numsubArg)
-	reply, err := waitScript.run(ctx, d.client, cmd).Int64Slice()
+	cmd := append(c.withLock(), &c.owner, &c.ttl, d.holderArg, channel, d.livenessArg)
+	reply, err := d.scripts.run(ctx, waitScript, c, cmd).Int64Slice()
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -151,23 +177,29 @@ func (d *Driver) waitAttempt(ctx context.Context, c *scriptCall, channel any) (t
 	return uint64(reply[0]), reply[1], reply[2] == 1, nil
 }
 
-// leave takes c's owner out of the queue, releasing the key if it was handed
-// over meanwhile. It runs on a context of its own, since the waiter's has
-// usually ended. If the server cannot be reached, it is tried again in the
-// background until Close, so that a record left behind cannot be handed a
-// key that nobody waits for.
+// leave takes c's owner out of the queue, releasing the key if it was
+// handed over meanwhile, in the background: the waiter returns at once,
+// whatever the server does. The first attempt runs on a context of its own,
+// bounded by leaveTimeout, which Close waits for (boundedly) before it
+// closes the client; if the server cannot be reached, the leave is tried
+// again until Close, so that a record left behind cannot be handed a key
+// that nobody waits for.
 func (d *Driver) leave(c *scriptCall) {
-	if d.leaveOnce(c) == nil {
-		return
-	}
+	c = c.usable()
 	d.leavesMu.Lock()
 	defer d.leavesMu.Unlock()
 	if d.leavesDone {
-		return // closing: the record goes by its liveness check
+		return // closed: the record goes by its liveness check
 	}
 	d.leaves.Add(1)
+	d.firstLeaves.Add(1)
 	go func() {
 		defer d.leaves.Done()
+		err := d.leaveOnce(context.Background(), c)
+		d.firstLeaves.Done()
+		if err == nil {
+			return
+		}
 		pause := 10 * time.Millisecond
 		for range leaveRetries {
 			t := time.NewTimer(pause)
@@ -177,7 +209,8 @@ func (d *Driver) leave(c *scriptCall) {
 				return
 			case <-t.C:
 			}
-			if d.leaveOnce(c) == nil {
+			c = c.usable()
+			if d.leaveOnce(d.leavesCtx, c) == nil {
 				return
 			}
 			pause = min(2*pause, leaveTimeout)
@@ -185,11 +218,11 @@ func (d *Driver) leave(c *scriptCall) {
 	}()
 }
 
-// leaveOnce runs leaveScript once.
-func (d *Driver) leaveOnce(c *scriptCall) error {
-	ctx, cancel := context.WithTimeout(d.leavesCtx, leaveTimeout)
+// leaveOnce runs leaveScript once, within leaveTimeout.
+func (d *Driver) leaveOnce(parent context.Context, c *scriptCall) error {
+	ctx, cancel := context.WithTimeout(parent, leaveTimeout)
 	defer cancel()
-	return leaveScript.run(ctx, d.client, append(c.withAllKeys(), &c.owner, d.numsubArg, d.retentionArg)).Err()
+	return d.scripts.run(ctx, leaveScript, c, append(c.withLock(), &c.owner, d.retentionArg)).Err()
 }
 
 // isClosed reports whether ch is closed (or has a value ready).

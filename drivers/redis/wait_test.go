@@ -90,6 +90,31 @@ func waitQueued(t *testing.T, rc *goredis.Client, key string, n int64) {
 	}
 }
 
+// waitQueuedListening waits until key's queue holds n waiters, each queued
+// under its Driver's notice channel: a waiter queues without one until its
+// subscription is confirmed, then queues again under it, and a test that
+// changes the key before that second attempt races with it.
+func waitQueuedListening(t *testing.T, rc *goredis.Client, key string, n int) {
+	t.Helper()
+	k := redisKeys(key)
+	var recs map[string]string
+	if !waitUntil(handOffBound, func() bool {
+		var err error
+		if recs, err = rc.HGetAll(t.Context(), k.waiters).Result(); err != nil || len(recs) != n {
+			return false
+		}
+		for _, rec := range recs {
+			if strings.Contains(rec, "\n\n") { // an empty channel
+				return false
+			}
+		}
+		got, err := rc.LLen(t.Context(), k.queue).Result()
+		return err == nil && got == int64(n)
+	}) {
+		t.Fatalf("waiters of %s after %v: %q; want %d, each under a notice channel", key, handOffBound, recs, n)
+	}
+}
+
 // waitListening waits until a connection is subscribed to d's channel, so
 // that its waiters are queued under it (they queue without it until then).
 func waitListening(t *testing.T, rc *goredis.Client, d *Driver) {
@@ -124,8 +149,7 @@ func TestHandOffOnReleaseByNotice(t *testing.T) {
 		t.Fatalf("AcquireFenced = %v, %v", ok, err)
 	}
 	result, _ := startWait(t, waiter, key, next, time.Minute)
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, waiter)
+	waitQueuedListening(t, rc, key, 1)
 	expectBlocked(t, result, "while the key is held")
 	if ok, err := holder.Release(ctx, key, first); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
@@ -156,8 +180,7 @@ func TestReleaserQueuesBehindWaiters(t *testing.T) {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
 	result, _ := startWait(t, b, key, waiting, time.Minute)
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, b)
+	waitQueuedListening(t, rc, key, 1)
 	if ok, err := a.Release(ctx, key, holder); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
@@ -170,8 +193,7 @@ func TestReleaserQueuesBehindWaiters(t *testing.T) {
 	if r := awaitResult(t, result, handOffBound, "the holder released"); r.err != nil {
 		t.Fatalf("the waiter's AcquireWait: %v", r.err)
 	}
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, a)
+	waitQueuedListening(t, rc, key, 1)
 	expectBlocked(t, queued, "behind the waiter that holds the key")
 	if ok, err := b.Release(ctx, key, waiting); err != nil || !ok {
 		t.Fatalf("Release by the waiter = %v, %v", ok, err)
@@ -194,8 +216,7 @@ func TestFreeKeyWithQueueGoesToTheWaiterNotToAcquire(t *testing.T) {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
 	result, _ := startWait(t, waiter, key, next, time.Minute)
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, waiter)
+	waitQueuedListening(t, rc, key, 1)
 	// The lock vanishes as on expiry: no script runs, nobody is told.
 	if err := rc.Del(ctx, redisKeys(key).lock).Err(); err != nil {
 		t.Fatal(err)
@@ -257,9 +278,7 @@ func TestWaitersAreServedInOrder(t *testing.T) {
 		// The queue's order is the order the server saw them in.
 		waitQueued(t, rc, key, int64(i+1))
 	}
-	for _, d := range drivers {
-		waitListening(t, rc, d)
-	}
+	waitQueuedListening(t, rc, key, waiters)
 	if ok, err := drivers[0].Release(ctx, key, holder); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
@@ -296,9 +315,15 @@ func TestCancelledWaiterLeavesTheQueue(t *testing.T) {
 	if r := awaitResult(t, result, handOffBound, "its ctx was cancelled"); r.err == nil {
 		t.Fatal("AcquireWait with a cancelled ctx returned nil")
 	}
+	// It leaves in the background: AcquireWait returns at once.
 	k := redisKeys(key)
-	if n, err := rc.Exists(ctx, k.queue, k.waiters).Result(); err != nil || n != 0 {
-		t.Fatalf("%d queue keys remain after the only waiter left (%v); want none", n, err)
+	var n int64
+	if !waitUntil(handOffBound, func() bool {
+		var err error
+		n, err = rc.Exists(ctx, k.queue, k.waiters).Result()
+		return err == nil && n == 0
+	}) {
+		t.Fatalf("%d queue keys remain %v after the only waiter left; want none", n, handOffBound)
 	}
 	// With nobody queued, the release is a plain delete again.
 	if ok, err := d.Release(ctx, key, holder); err != nil || !ok {
@@ -332,7 +357,12 @@ func TestLeaveAfterHandOffPassesTheKeyOn(t *testing.T) {
 	mustHold(t, d, key, gone.owner)
 	// Its wait ends (ctx, Close): leaving gives the key to the next.
 	d.leave(gone)
-	mustHold(t, d, key, next.owner)
+	if !waitUntil(handOffBound, func() bool {
+		h, held, err := d.Inspect(ctx, key)
+		return err == nil && held && h.Owner == next.owner
+	}) {
+		t.Fatalf("the key was not passed on to the next waiter within %v of the leave", handOffBound)
+	}
 	if token, _, _, err := d.waitAttempt(ctx, next, d.noChannelArg); err != nil || token == 0 {
 		t.Fatalf("the next waiter's poll = %d, %v; want its token", token, err)
 	}
@@ -367,7 +397,7 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 		deadline time.Duration
 		skipped  bool
 	}{
-		{"standalone/unsubscribed", New(rc), "zerotal_lock:grant:nobody", time.Hour, true},
+		{"standalone/unsubscribed", New(rc), "pzerotal_lock:grant:nobody", time.Hour, true},
 		{"standalone/subscribed", New(rc), "", time.Hour, false}, // the channel of a live Driver, set below
 		// A frozen host stays subscribed until TCP keepalive drops it,
 		// but its waiters stop polling: the deadline still counts.
@@ -377,9 +407,6 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.d.Close()
-			if strings.HasPrefix(tc.name, "deadline") {
-				tc.d.numsubArg = "0"
-			}
 			key, holder, dead := testKey(t, "dead"), newOwner(), newOwner()
 			if ok, err := tc.d.Acquire(ctx, key, holder, time.Minute); err != nil || !ok {
 				t.Fatalf("Acquire = %v, %v", ok, err)
@@ -395,7 +422,11 @@ func TestDeadWaitersAreSkipped(t *testing.T) {
 				}
 				startWait(t, live, other, newOwner(), time.Minute)
 				waitListening(t, rc, live)
-				channel = live.grants.channel
+				channel = kindPublish + live.grants.channel
+			}
+			if strings.HasPrefix(tc.name, "deadline") {
+				// A channel no server can count the subscribers of.
+				channel = kindGlobal + "zerotal_lock:grant:uncounted"
 			}
 			queueRecord(t, rc, key, dead, channel, time.Now().Add(tc.deadline))
 			if err := rc.SetRange(ctx, redisKeys(key).lock, 0, "q").Err(); err != nil {
@@ -487,8 +518,7 @@ func TestKilledWaiterDoesNotWedgeTheKey(t *testing.T) {
 		t.Fatal("the child never queued under its notice channel")
 	}
 	result, _ := startWait(t, d, key, newOwner(), time.Minute)
-	waitQueued(t, rc, key, 2)
-	waitListening(t, rc, d)
+	waitQueuedListening(t, rc, key, 2)
 
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -599,8 +629,7 @@ func TestNoticesResumeAfterServerRestart(t *testing.T) {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
 	result, _ := startWait(t, d, key, newOwner(), time.Minute)
-	waitQueued(t, rc, key, 1)
-	waitListening(t, rc, d)
+	waitQueuedListening(t, rc, key, 1)
 	// The restart loses the lock and the queue; the resubscription pokes
 	// the waiter, whose poll finds the key free, an hour before its next
 	// scheduled poll.
@@ -669,5 +698,88 @@ func TestContendedWorkersTakeTurns(t *testing.T) {
 		if n < total/workers-5 || n > total/workers+5 {
 			t.Fatalf("acquisitions per worker = %v; want each within 5 of %d (taking turns)", counts, total/workers)
 		}
+	}
+}
+
+// TestAWaiterOnlyItsDeadlineVouchesForGetsTheKeyUntilThatDeadline covers the
+// waiters whose liveness the server cannot check (one queued before its
+// subscription was confirmed, or under an ACL that denies SUBSCRIBE, and
+// every waiter of a cluster or ring client): a hand-off to one that has died
+// must cost at most its liveness deadline, not a whole TTL.
+func TestAWaiterOnlyItsDeadlineVouchesForGetsTheKeyUntilThatDeadline(t *testing.T) {
+	s := startServer(t)
+	rc := s.client(t)
+	ctx := t.Context()
+	for _, tc := range []struct{ name, channel string }{
+		{"never subscribed", ""},
+		{"subscribers not countable", kindGlobal + "zerotal_lock:grant:gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := New(rc)
+			defer d.Close()
+			key, holder, dead := testKey(t, "unvouched"), newOwner(), newOwner()
+			if ok, err := d.Acquire(ctx, key, holder, time.Minute); err != nil || !ok {
+				t.Fatalf("Acquire = %v, %v", ok, err)
+			}
+			const liveness = 500 * time.Millisecond
+			queueRecord(t, rc, key, dead, tc.channel, time.Now().Add(liveness)) // its TTL is 60s
+			if err := rc.SetRange(ctx, redisKeys(key).lock, 0, "q").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := d.Release(ctx, key, holder); err != nil || !ok {
+				t.Fatalf("Release = %v, %v", ok, err)
+			}
+			mustHold(t, d, key, dead)
+			pttl, err := rc.PTTL(ctx, redisKeys(key).lock).Result()
+			if err != nil || pttl > liveness {
+				t.Fatalf("the waiter that may be dead got the key for %v (%v); want at most its %v liveness", pttl, err, liveness)
+			}
+			start := time.Now()
+			if !waitUntil(handOffBound, func() bool {
+				ok, err := d.Acquire(ctx, key, newOwner(), time.Minute)
+				return err == nil && ok
+			}) {
+				t.Fatalf("the key was still held %v after the dead waiter's deadline", handOffBound)
+			}
+			if took := time.Since(start); took > liveness+time.Second {
+				t.Fatalf("the key came free %v after the hand-off", took)
+			}
+		})
+	}
+}
+
+// TestALiveUnvouchedWaiterConfirmsItsGrant: a live waiter of a client whose
+// server cannot count subscribers gets a provisional grant and its notice,
+// and extends the lock to its whole TTL before AcquireWait returns.
+func TestALiveUnvouchedWaiterConfirmsItsGrant(t *testing.T) {
+	s := startServer(t)
+	rc := s.client(t)
+	holder, waiter := s.open(t), New(rc, noPolls)
+	defer waiter.Close()
+	waiter.grants.kind = kindGlobal // as if the server could not count its subscribers
+	ctx := t.Context()
+	key, first, next := testKey(t, "confirm"), newOwner(), newOwner()
+	if ok, err := holder.Acquire(ctx, key, first, time.Minute); err != nil || !ok {
+		t.Fatalf("Acquire = %v, %v", ok, err)
+	}
+	result, _ := startWait(t, waiter, key, next, time.Minute)
+	waitQueuedListening(t, rc, key, 1)
+	// Queued under the channel: its next attempt re-queues there.
+	if !waitUntil(handOffBound, func() bool {
+		rec, err := rc.HGet(ctx, redisKeys(key).waiters, next).Result()
+		return err == nil && strings.Contains(rec, waiter.grants.channel)
+	}) {
+		t.Fatal("the waiter never queued under its channel")
+	}
+	if ok, err := holder.Release(ctx, key, first); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	r := awaitResult(t, result, handOffBound, "the holder released")
+	if r.err != nil {
+		t.Fatalf("AcquireWait = %v", r.err)
+	}
+	mustHold(t, waiter, key, next)
+	if pttl, err := rc.PTTL(ctx, redisKeys(key).lock).Result(); err != nil || pttl < 30*time.Second {
+		t.Fatalf("after AcquireWait returned, the lock lasts %v (%v); want its whole minute", pttl, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // The environment through which the crash test tells a child process what to

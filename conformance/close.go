@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // closedCallBound is how long a call on a closed driver may take to fail.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // envBug names the bug TestBrokenDriverChild builds the reference driver with.

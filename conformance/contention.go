@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 const (

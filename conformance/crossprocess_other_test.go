@@ -5,7 +5,7 @@ package conformance_test
 import (
 	"errors"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // openChildDriver exists for TestMain: without flock, the test-only file

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // envFileDir names the file driver's directory for a crash-test child.

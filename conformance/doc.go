@@ -1,5 +1,5 @@
 // Package conformance holds a zerotal lock driver to the driver contract of
-// package github.com/zerotal/lock/core/driver. Every built-in driver runs it,
+// package github.com/zerotal/lock/driver. Every built-in driver runs it,
 // and a third-party driver should too: the engine relies on every promise it
 // checks.
 //
@@ -66,6 +66,13 @@
 //   - Close: idempotent (a second Close returns nil); afterwards every method
 //     returns an error at once and none panics; other instances carry on;
 //     a blocked AcquireWait returns.
+//   - Engine: through the engine (package lock), what every driver must
+//     make possible for it: an Acquire whose ctx is cancelled at any moment
+//     leaves the key free or held by that handle, never by an owner nobody
+//     knows (an outcome the backend decided after the cancellation must be
+//     given back); Block returns at its timeout; Close racing a release that
+//     hands the key to the closing manager's waiter leaves the key free;
+//     Release after Close does nothing.
 //
 // Subtests for optional capabilities the driver lacks are skipped with a
 // message naming the capability. Run -v to see which ran.
@@ -77,7 +84,7 @@
 // digits, TTLs of at least driver.MinTTL. Each subtest draws its own random
 // key prefix, so runs may share a backend with other data and with each
 // other; the kit never touches a key outside its prefix and needs no cleanup
-// beyond the TTLs (at most 10s) of locks a failed subtest leaves behind.
+// beyond the TTLs (at most a minute) of locks a failed subtest leaves behind.
 //
 // Timing: the kit measures lock lifetimes on the test's monotonic clock from
 // when a call was sent or returned, and only trusts an answer that is

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // Variables, not constants, only so that the kit's own tests can prove the

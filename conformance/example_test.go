@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zerotal/lock/conformance"
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // exampleBackend and openMyDriver stand in for a third-party driver.

@@ -3,7 +3,7 @@ package conformance
 import (
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // A lock taken by a call sent at time s cannot lawfully expire before s+ttl:

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // fileDriver is a test-only backend that spans processes, so that the kit's

@@ -1,11 +1,15 @@
 module github.com/zerotal/lock/conformance
 
-go 1.26
+go 1.26.0
 
-require github.com/zerotal/lock/core v0.0.0
+require github.com/zerotal/lock/driver v0.1.0
 
-require github.com/anishathalye/porcupine v1.3.1
+require (
+	github.com/anishathalye/porcupine v1.3.1
+	github.com/zerotal/lock/sdk/go v0.1.0
+)
 
-require go.uber.org/goleak v1.3.0 // indirect
-
-replace github.com/zerotal/lock/core => ../core
+require (
+	github.com/zerotal/lock/drivers/memory v0.1.0 // indirect
+	go.uber.org/goleak v1.3.0
+)

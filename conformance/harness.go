@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // defaultExpirySlack is the lateness Run allows when Harness.ExpirySlack is 0:
@@ -63,4 +63,5 @@ func Run(t *testing.T, h Harness) {
 	s.run(t, "Inspector", testInspector)
 	s.run(t, "Crash", testCrash)
 	s.run(t, "Close", testClose)
+	s.run(t, "Engine", testEngine)
 }

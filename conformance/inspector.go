@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // clockTolerance is how far a backend's idea of acquisition and expiry times

@@ -3,7 +3,7 @@ package conformance
 import (
 	"strings"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // isolatedKeys returns keys that a careless driver confuses: keys that differ

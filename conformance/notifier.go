@@ -3,7 +3,7 @@ package conformance
 import (
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // noticeBound is how long a notice may take to arrive after the key frees:

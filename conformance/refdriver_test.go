@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 // A bug is a deliberate defect the reference driver can be built with, to

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 const (

@@ -10,8 +10,10 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	lock "github.com/zerotal/lock/sdk/go"
 )
@@ -67,23 +69,44 @@ var unknownCodeC = sync.OnceValue(func() *C.char { return C.CString("unknown err
 func (abiFuncs) LastError() *C.char { return C.zl_cgo_last_error() }
 
 // Close closes a manager the export has already taken out of the table.
-func (abiFuncs) Close(h *managerHandle) error { return h.v.Close() }
+// The holds' goroutines end once Close has cancelled them; they are waited
+// for before the notification descriptors close, so that a reader that
+// sees end-of-file knows every hold has ended.
+func (abiFuncs) Close(h *managerHandle) error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	err := h.v.Close()
+	h.holds.Wait()
+	h.notify.close()
+	return err
+}
 
 // Free ends a lock handle the export has already taken out of the table: it
 // ends the calls in progress on it (a zl_block waiting on another thread
-// returns), then releases the lock if the handle may hold it. A handle that
-// never acquired has nothing to release, and one whose key was invalid
-// would only report that again.
+// returns), then releases the lock. Release waits for those calls to return,
+// since the handle serialises its operations, so a key granted to one of
+// them at the last moment is released too: after Free, nothing the handle
+// started holds a key. A handle whose key or TTL was invalid never held one,
+// and Release would only report that again.
 func (abiFuncs) Free(h *lockHandle) error {
+	if h.hold != nil {
+		return h.hold.end()
+	}
 	h.endCalls()
-	if h.v.Owner() == "" {
+	l := h.value()
+	err := l.Release(context.Background())
+	if errors.Is(err, lock.ErrInvalidArgument) && l.Owner() == "" {
 		return nil
 	}
-	return h.v.Release(context.Background())
+	return err
 }
 
 // Lost reports whether a callback's context has ended.
 func (abiFuncs) Lost(h *lockHandle) (bool, error) {
+	if h.hold != nil {
+		return h.hold.lost(), nil
+	}
 	if !h.lent {
 		return false, &lock.InvalidArgumentError{Field: "l", Reason: "was made by zl_make: zl_lost is for the handle a callback receives (use zl_is_acquired)"}
 	}
@@ -92,6 +115,26 @@ func (abiFuncs) Lost(h *lockHandle) (bool, error) {
 
 // Cancel ends the calls in progress on h.
 func (abiFuncs) Cancel(h *lockHandle) error {
+	if h.hold != nil {
+		h.hold.cancel()
+		return nil
+	}
 	h.cancelCalls()
 	return nil
 }
+
+// Hold starts a hold; see hold.go.
+func (abiFuncs) Hold(m *managerHandle, key string, ttl time.Duration, opts ...lock.Option) (*hold, error) {
+	return startHold(m, key, ttl, opts), nil
+}
+
+// HoldDone reports whether a hold has ended.
+func (abiFuncs) HoldDone(h *lockHandle) (bool, error) {
+	if h.hold == nil {
+		return false, &lock.InvalidArgumentError{Field: "l", Reason: "was not made by zl_hold"}
+	}
+	return h.hold.ended(), nil
+}
+
+// NotifyFD hands out a new notification descriptor of the manager.
+func (abiFuncs) NotifyFD(m *managerHandle) (int, error) { return m.notify.open() }

@@ -19,8 +19,8 @@ import (
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // millis converts milliseconds to a duration, saturating instead of
-// overflowing: a TTL of INT64_MAX ms means "as long as possible", and a
-// hugely negative one stays negative, for the engine to reject.
+// overflowing, so that a value out of range stays out of range for the
+// engine to reject with the limit (a TTL over 365 days, a negative one).
 func millis(ms C.int64_t) time.Duration {
 	switch v := int64(ms); {
 	case v > maxMillis:

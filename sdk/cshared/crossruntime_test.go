@@ -8,17 +8,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zerotal/lock/drivers/redis/redistest"
 	lock "github.com/zerotal/lock/sdk/go"
 )
 
@@ -29,12 +28,12 @@ const (
 	crossHold   = 3 * time.Millisecond
 )
 
-// TestCrossRuntime has a Go contender (this process, through the Go API)
-// and a Python one (another process, through the C ABI) take the same key
-// on the same backend: one SQLite file, one Redis key on a private server.
-// Both log their critical sections with wall-clock times and fencing
-// tokens; afterwards no two sections may overlap, and tokens must increase
-// along time across both runtimes.
+// TestCrossRuntime has three runtimes take the same key on the same
+// backend: Go (this process, through the Go API), Python and Node.js
+// (other processes, through the C ABI), on one SQLite file, then on one
+// Redis key on a private server. Each logs its critical sections with
+// wall-clock times and fencing tokens; afterwards no two sections may
+// overlap, and tokens must increase along time across the runtimes.
 func TestCrossRuntime(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		cfg := lock.Config{Driver: "sqlite", Prefix: "xrt:", SQLite: lock.SQLiteConfig{Path: filepath.Join(t.TempDir(), "locks.db")}}
@@ -54,48 +53,72 @@ type section struct {
 	who        string
 }
 
+// contender is another runtime's process taking the key: it prints
+// "ready", starts on a line on stdin and writes its sections to log.
+type contender struct {
+	who    string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *strings.Builder
+	log    string
+}
+
+func startContender(t *testing.T, who string, cmd *exec.Cmd, log string) *contender {
+	t.Helper()
+	c := &contender{who: who, cmd: cmd, log: log, stderr: &strings.Builder{}}
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.stdout = bufio.NewReader(out)
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return c
+}
+
 func contend(t *testing.T, cfg lock.Config) {
 	configJSON, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := "contended-" + randomHex(t)
-	pyLog := filepath.Join(t.TempDir(), "python.log")
-	cmd := python(t, "tests/contender.py", string(configJSON), key, strconv.Itoa(crossRounds), strconv.Itoa(int(crossHold/time.Millisecond)), pyLog)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	args := []string{string(configJSON), key, strconv.Itoa(crossRounds), strconv.Itoa(int(crossHold / time.Millisecond))}
+	pyLog, nodeLog := filepath.Join(t.TempDir(), "python.log"), filepath.Join(t.TempDir(), "node.log")
+	others := []*contender{
+		startContender(t, "python", python(t, append([]string{"tests/contender.py"}, append(args, pyLog)...)...), pyLog),
+		startContender(t, "node", node(t, append([]string{"test/contender.js"}, append(args, nodeLog)...)...), nodeLog),
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := false
-	defer func() {
-		if !exited {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
 	m, err := lock.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 
-	// Start together: the Python side is ready once it has loaded the
-	// library and opened its manager.
-	ready, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.TrimSpace(ready) != "ready" {
-		t.Fatalf("the Python contender did not get ready: %q, %v\n%s", ready, err, stderr.String())
+	// Start together: the others are ready once they have loaded the
+	// library and opened their managers.
+	for _, c := range others {
+		ready, err := c.stdout.ReadString('\n')
+		if err != nil || strings.TrimSpace(ready) != "ready" {
+			t.Fatalf("the %s contender did not get ready: %q, %v\n%s", c.who, ready, err, c.stderr.String())
+		}
 	}
-	if _, err := io.WriteString(stdin, "go\n"); err != nil {
-		t.Fatal(err)
+	for _, c := range others {
+		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -115,15 +138,15 @@ func contend(t *testing.T, cfg lock.Config) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(crossHold) // give the other side its turn between rounds
+		time.Sleep(crossHold) // give the others their turn between rounds
 	}
-	err = cmd.Wait()
-	exited = true
-	if err != nil {
-		t.Fatalf("the Python contender failed: %v\n%s", err, stderr.String())
+	for _, c := range others {
+		if err := c.cmd.Wait(); err != nil {
+			t.Fatalf("the %s contender failed: %v\n%s", c.who, err, c.stderr.String())
+		}
+		sections = append(sections, readSections(t, c.log)...)
 	}
-	sections = append(sections, readSections(t, pyLog)...)
-	checkSections(t, sections)
+	checkSections(t, sections, "go", "python", "node")
 }
 
 func readSections(t *testing.T, path string) []section {
@@ -143,10 +166,10 @@ func readSections(t *testing.T, path string) []section {
 	return out
 }
 
-// checkSections checks the merged log: every round of both sides is
-// there, the two sides ran at the same time (so they did contend), no two
+// checkSections checks the merged log: every round of every runtime is
+// there, each ran while another did (so they did contend), no two
 // sections overlap, and tokens increase along time.
-func checkSections(t *testing.T, sections []section) {
+func checkSections(t *testing.T, sections []section, runtimes ...string) {
 	t.Helper()
 	sort.Slice(sections, func(i, j int) bool { return sections[i].start < sections[j].start })
 	count := map[string]int{}
@@ -173,11 +196,15 @@ func checkSections(t *testing.T, sections []section) {
 			switches++
 		}
 	}
-	if count["go"] != crossRounds || count["python"] != crossRounds {
-		t.Errorf("sections: %v, want %d each", count, crossRounds)
-	}
-	if first["go"] > last["python"] || first["python"] > last["go"] {
-		t.Errorf("the two runtimes did not run at the same time: go [%d, %d], python [%d, %d]", first["go"], last["go"], first["python"], last["python"])
+	for _, a := range runtimes {
+		if count[a] != crossRounds {
+			t.Errorf("sections: %v, want %d of each of %v", count, crossRounds, runtimes)
+		}
+		for _, b := range runtimes {
+			if a != b && (first[a] > last[b] || first[b] > last[a]) {
+				t.Errorf("%s and %s did not run at the same time: %s [%d, %d], %s [%d, %d]", a, b, a, first[a], last[a], b, first[b], last[b])
+			}
+		}
 	}
 	t.Logf("%d sections, the key changed runtime %d times, tokens %d..%d", len(sections), switches, sections[0].token, sections[len(sections)-1].token)
 }
@@ -190,74 +217,9 @@ func randomHex(t *testing.T) string {
 	return hex.EncodeToString(b)
 }
 
-// startRedis starts a private redis-server on a free loopback port, keeping
-// nothing on disk, stopped at cleanup, and returns its address.
+// startRedis starts a private redis-server on a free loopback port (the
+// driver's launcher), stopped at cleanup, and returns its address.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server not found on PATH; this test starts a private server and never skips: install it (apt-get install redis-server)")
-	}
-	dir := t.TempDir()
-	var lastErr error
-	for range 5 { // a port found free can be taken before the server binds it
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		_, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() {
-			_ = cmd.Wait()
-			close(exited)
-		}()
-		stop := func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-		if lastErr = waitPing(addr, exited); lastErr == nil {
-			t.Cleanup(stop)
-			return addr
-		}
-		stop()
-	}
-	log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-	t.Fatalf("starting redis-server: %v\n%s", lastErr, log)
-	return ""
-}
-
-// waitPing waits until the server at addr answers PING, it exits, or a
-// deadline passes.
-func waitPing(addr string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = conn.SetDeadline(time.Now().Add(time.Second))
-			reply := make([]byte, 7)
-			_, err = io.WriteString(conn, "PING\r\n")
-			if err == nil {
-				_, err = io.ReadFull(conn, reply)
-			}
-			conn.Close()
-			if err == nil && string(reply) == "+PONG\r\n" {
-				return nil
-			}
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("redis-server on %s exited", addr)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s did not answer PING: %v", addr, err)
-		}
-	}
+	return redistest.StartT(t).Addr()
 }

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -22,9 +24,48 @@ import (
 // fail records err as the calling thread's last error, prefixed with the
 // function's name, and returns its code.
 func fail(fn string, err error) C.int {
-	setLastError(fn + ": " + err.Error())
+	setLastError(fn + ": " + inCTerms(err))
 	return C.int(codeOf(err))
 }
+
+// inCTerms is err's message as a C program should read it: a bad field of
+// the configuration is named by its JSON member ("redis.url"), the way
+// zl_open takes it, not by the Go struct field ("Config.Redis.URL").
+func inCTerms(err error) string {
+	msg := err.Error()
+	var iae *lock.InvalidArgumentError
+	if errors.As(err, &iae) {
+		if member, ok := configMemberNames()[iae.Field]; ok {
+			msg = strings.Replace(msg, iae.Field, "config member \""+member+"\"", 1)
+		}
+	}
+	return msg
+}
+
+// configMemberNames maps the Go name of every field of lock.Config
+// ("Config.Redis.URL") to its JSON member ("redis.url"), from the struct's
+// json tags.
+var configMemberNames = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	var walk func(t reflect.Type, goPath, jsonPath string)
+	walk = func(t reflect.Type, goPath, jsonPath string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			g, j := goPath+"."+f.Name, strings.TrimPrefix(jsonPath+"."+name, ".")
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, g, j)
+				continue
+			}
+			names[g] = j
+		}
+	}
+	walk(reflect.TypeOf(lock.Config{}), "Config", "")
+	return names
+})
 
 // codeOf is lock.CodeOf, plus the C ABI's own errors.
 func codeOf(err error) lock.Code {

@@ -86,7 +86,7 @@ func zl_try(m C.zl_manager, key *C.zl_cgo_const_char, ttl_ms C.int64_t, opts *C.
 	}
 	run := startRun(fn, user_data)
 	defer run.end()
-	if err := mh.v.Try(run.ctx, C.GoString(key), millis(ttl_ms), run.fn, optionsFromC(opts)...); err != nil {
+	if err := mh.value().Try(run.ctx, C.GoString(key), millis(ttl_ms), run.fn, optionsFromC(opts)...); err != nil {
 		return fail("zl_try", err)
 	}
 	return 0
@@ -109,7 +109,7 @@ func zl_block_run(m C.zl_manager, key *C.zl_cgo_const_char, ttl_ms C.int64_t, op
 	}
 	run := startRun(fn, user_data)
 	defer run.end()
-	if err := mh.v.Block(run.ctx, C.GoString(key), millis(ttl_ms), run.fn, optionsFromC(opts)...); err != nil {
+	if err := mh.value().Block(run.ctx, C.GoString(key), millis(ttl_ms), run.fn, optionsFromC(opts)...); err != nil {
 		return fail("zl_block_run", err)
 	}
 	return 0
@@ -130,7 +130,7 @@ func zl_make(m C.zl_manager, key *C.zl_cgo_const_char, ttl_ms C.int64_t, out *C.
 	if out == nil {
 		return fail("zl_make", nullArgument("out"))
 	}
-	r := mh.v.Make(C.GoString(key), millis(ttl_ms))
+	r := mh.value().Make(C.GoString(key), millis(ttl_ms))
 	*out = C.zl_lock(addManagedLock(r))
 	return 0
 }
@@ -150,6 +150,49 @@ func zl_close(m C.zl_manager) (code C.int) {
 	return 0
 }
 
+// zl_hold is the glue's Hold; see zerotal_lock.h.
+//
+//export zl_hold
+func zl_hold(m C.zl_manager, key *C.zl_cgo_const_char, ttl_ms C.int64_t, opts *C.zl_cgo_const_options, out *C.zl_lock) (code C.int) {
+	defer recoverCode(&code, "zl_hold")
+	mh, err := resolveManager(uint64(m))
+	if err != nil {
+		return fail("zl_hold", err)
+	}
+	if key == nil {
+		return fail("zl_hold", nullArgument("key"))
+	}
+	if out == nil {
+		return fail("zl_hold", nullArgument("out"))
+	}
+	r, err := abi.Hold(mh, C.GoString(key), millis(ttl_ms), optionsFromC(opts)...)
+	if err != nil {
+		return fail("zl_hold", err)
+	}
+	*out = C.zl_lock(addManagedLock(r))
+	return 0
+}
+
+// zl_notify_fd is the glue's NotifyFD; see zerotal_lock.h.
+//
+//export zl_notify_fd
+func zl_notify_fd(m C.zl_manager, fd *C.int) (code C.int) {
+	defer recoverCode(&code, "zl_notify_fd")
+	mh, err := resolveManager(uint64(m))
+	if err != nil {
+		return fail("zl_notify_fd", err)
+	}
+	if fd == nil {
+		return fail("zl_notify_fd", nullArgument("fd"))
+	}
+	r, err := abi.NotifyFD(mh)
+	if err != nil {
+		return fail("zl_notify_fd", err)
+	}
+	*fd = C.int(r)
+	return 0
+}
+
 // zl_acquire is ManagedLock.Acquire; see zerotal_lock.h.
 //
 //export zl_acquire
@@ -162,7 +205,7 @@ func zl_acquire(l C.zl_lock, acquired *C.int) (code C.int) {
 	if acquired == nil {
 		return fail("zl_acquire", nullArgument("acquired"))
 	}
-	r, err := lh.v.Acquire(lh.ctx())
+	r, err := lh.value().Acquire(lh.ctx())
 	if err != nil {
 		return fail("zl_acquire", err)
 	}
@@ -186,7 +229,7 @@ func zl_block(l C.zl_lock, timeout_ms C.int64_t, retry_delay_ms C.int64_t) (code
 	if retry_delay_ms >= 0 {
 		opts = append(opts, lock.WithRetryDelay(millis(retry_delay_ms)))
 	}
-	if err := lh.v.Block(lh.ctx(), opts...); err != nil {
+	if err := lh.value().Block(lh.ctx(), opts...); err != nil {
 		return fail("zl_block", err)
 	}
 	return 0
@@ -201,7 +244,7 @@ func zl_release(l C.zl_lock) (code C.int) {
 	if err != nil {
 		return fail("zl_release", err)
 	}
-	if err := lh.v.Release(lh.ctx()); err != nil {
+	if err := lh.value().Release(lh.ctx()); err != nil {
 		return fail("zl_release", err)
 	}
 	return 0
@@ -216,7 +259,7 @@ func zl_force_release(l C.zl_lock) (code C.int) {
 	if err != nil {
 		return fail("zl_force_release", err)
 	}
-	if err := lh.v.ForceRelease(lh.ctx()); err != nil {
+	if err := lh.value().ForceRelease(lh.ctx()); err != nil {
 		return fail("zl_force_release", err)
 	}
 	return 0
@@ -234,7 +277,7 @@ func zl_refresh(l C.zl_lock, still_held *C.int) (code C.int) {
 	if still_held == nil {
 		return fail("zl_refresh", nullArgument("still_held"))
 	}
-	r, err := lh.v.Refresh(lh.ctx())
+	r, err := lh.value().Refresh(lh.ctx())
 	if err != nil {
 		return fail("zl_refresh", err)
 	}
@@ -254,7 +297,7 @@ func zl_key(l C.zl_lock, buf *C.char, len_ *C.size_t) (code C.int) {
 	if len_ == nil {
 		return fail("zl_key", nullArgument("len"))
 	}
-	r := lh.v.Key()
+	r := lh.value().Key()
 	if err := copyString(r, buf, len_); err != nil {
 		return fail("zl_key", err)
 	}
@@ -273,7 +316,7 @@ func zl_owner(l C.zl_lock, buf *C.char, len_ *C.size_t) (code C.int) {
 	if len_ == nil {
 		return fail("zl_owner", nullArgument("len"))
 	}
-	r := lh.v.Owner()
+	r := lh.value().Owner()
 	if err := copyString(r, buf, len_); err != nil {
 		return fail("zl_owner", err)
 	}
@@ -292,7 +335,7 @@ func zl_is_acquired(l C.zl_lock, acquired *C.int) (code C.int) {
 	if acquired == nil {
 		return fail("zl_is_acquired", nullArgument("acquired"))
 	}
-	r := lh.v.IsAcquired()
+	r := lh.value().IsAcquired()
 	*acquired = cBool(r)
 	return 0
 }
@@ -309,7 +352,7 @@ func zl_expires_at(l C.zl_lock, unix_ms *C.int64_t) (code C.int) {
 	if unix_ms == nil {
 		return fail("zl_expires_at", nullArgument("unix_ms"))
 	}
-	r := lh.v.ExpiresAt()
+	r := lh.value().ExpiresAt()
 	*unix_ms = unixMillis(r)
 	return 0
 }
@@ -326,7 +369,7 @@ func zl_token(l C.zl_lock, token *C.uint64_t) (code C.int) {
 	if token == nil {
 		return fail("zl_token", nullArgument("token"))
 	}
-	r := lh.v.Token()
+	r := lh.value().Token()
 	*token = C.uint64_t(r)
 	return 0
 }
@@ -381,6 +424,26 @@ func zl_cancel(l C.zl_lock) (code C.int) {
 	return 0
 }
 
+// zl_hold_done is the glue's HoldDone; see zerotal_lock.h.
+//
+//export zl_hold_done
+func zl_hold_done(l C.zl_lock, done *C.int) (code C.int) {
+	defer recoverCode(&code, "zl_hold_done")
+	lh, err := resolveManagedLock(uint64(l))
+	if err != nil {
+		return fail("zl_hold_done", err)
+	}
+	if done == nil {
+		return fail("zl_hold_done", nullArgument("done"))
+	}
+	r, err := abi.HoldDone(lh)
+	if err != nil {
+		return fail("zl_hold_done", err)
+	}
+	*done = cBool(r)
+	return 0
+}
+
 // optionsFromC converts zl_options to options: a zero field is left out, so the default applies,
 // and a field with a _set flag is given exactly when the flag is non-zero.
 func optionsFromC(o *C.zl_cgo_const_options) []lock.Option {
@@ -410,6 +473,7 @@ var configMembers = jsonObject{
 	"prefix": nil,
 	"redis":  jsonObject{"url": nil},
 	"sqlite": jsonObject{"path": nil},
+	"url":    nil,
 }
 
 // codeTexts are the codes' short descriptions, from the spec's error table.

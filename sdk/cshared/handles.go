@@ -26,20 +26,32 @@ var (
 
 // managerHandle is a zl_manager's entry.
 type managerHandle struct {
-	v *lock.Manager
+	v      *lock.Manager
+	notify notifier // the descriptors zl_notify_fd handed out
+
+	mu      sync.Mutex
+	closing bool           // zl_close has begun: no new holds
+	holds   sync.WaitGroup // the goroutines of its holds (zl_hold)
 }
+
+// value is the manager the handle stands for.
+func (h *managerHandle) value() *lock.Manager { return h.v }
 
 // ctx is the context of calls on the manager: managers have no calls to
 // cancel (zl_close ends their waits).
 func (*managerHandle) ctx() context.Context { return context.Background() }
 
-// lockHandle is a zl_lock's entry: one made by zl_make, or one lent to a
-// callback for the duration of the call.
+// lockHandle is a zl_lock's entry: one made by zl_make, one lent to a
+// callback for the duration of the call, or a hold made by zl_hold.
 type lockHandle struct {
-	v     *lock.ManagedLock
-	lent  bool                      // lent to a callback: freed by the library when it returns
-	calls atomic.Pointer[callScope] // the context of calls on the handle
+	v     atomic.Pointer[lock.ManagedLock] // set once, except for a hold: its lock once granted
+	lent  bool                             // lent to a callback: freed by the library when it returns
+	hold  *hold                            // the hold, for a handle made by zl_hold
+	calls atomic.Pointer[callScope]        // the context of calls on the handle
 }
+
+// value is the lock the handle stands for now.
+func (h *lockHandle) value() *lock.ManagedLock { return h.v.Load() }
 
 // callScope is a context for calls and the function that ends it.
 type callScope struct {
@@ -73,9 +85,14 @@ func (h *lockHandle) endCalls() { h.calls.Load().cancel() }
 // addManager registers a manager and returns its handle.
 func addManager(m *lock.Manager) uint64 { return add(&managerHandle{v: m}) }
 
-// addManagedLock registers a lock made by zl_make and returns its handle.
-func addManagedLock(l *lock.ManagedLock) uint64 {
-	h := &lockHandle{v: l}
+// addManagedLock registers a lock made by zl_make, or a hold zl_hold
+// started, and returns its handle.
+func addManagedLock[L *lock.ManagedLock | *hold](l L) uint64 {
+	if hd, ok := any(l).(*hold); ok {
+		return add(hd.h) // zl_hold's handle, which the hold fills in as it goes
+	}
+	h := &lockHandle{}
+	h.v.Store(any(l).(*lock.ManagedLock))
 	h.calls.Store(newCallScope())
 	return add(h)
 }
@@ -83,7 +100,8 @@ func addManagedLock(l *lock.ManagedLock) uint64 {
 // lend registers the lock a callback runs under, with ctx the callback's
 // context and cancel the function that ends it.
 func lend(l *lock.ManagedLock, ctx context.Context, cancel context.CancelFunc) uint64 {
-	h := &lockHandle{v: l, lent: true}
+	h := &lockHandle{lent: true}
+	h.v.Store(l)
 	h.calls.Store(&callScope{ctx: ctx, cancel: cancel})
 	return add(h)
 }

@@ -83,8 +83,8 @@ extern "C" {
 typedef uint64_t zl_manager;
 
 /*
- * A zl_lock is a handle on a ManagedLock: made by zl_make, ended by zl_free; 0
- * is never a valid handle.
+ * A zl_lock is a handle on a ManagedLock: made by zl_make or zl_hold, ended by
+ * zl_free; 0 is never a valid handle.
  *
  * ManagedLock is a handle on one key, made by Make. It can be acquired,
  * released and acquired again; each acquisition gets a fresh owner token. It
@@ -267,8 +267,8 @@ const char *zl_last_error(void);
  *   config_json  the configuration as a JSON object, or NULL or "" to read it
  *                from the environment
  *                Its members, all optional (unknown ones are an error):
- *                  driver: "memory", "sqlite", "redis", "file"; default
- *                    "memory"; environment LOCK_DRIVER
+ *                  url: environment LOCK_URL
+ *                  driver: default "memory"; environment LOCK_DRIVER
  *                  prefix: default "zerotal_lock:"; environment LOCK_PREFIX
  *                  sqlite.path: default ":memory:"; environment
  *                    LOCK_SQLITE_PATH
@@ -361,11 +361,72 @@ int zl_make(zl_manager m, const char *key, int64_t ttl_ms, zl_lock *out);
 int zl_close(zl_manager m);
 
 /*
+ * zl_hold takes key in the background and holds it until told to let go, for
+ * callers that must not block a thread while they wait or while they work: an
+ * event loop. It returns at once with a new lock handle; a library goroutine
+ * waits for the key as zl_block_run does (opts: the timeout, default the TTL,
+ * and timeout_set with timeout_ms 0 for a single attempt as zl_try makes; the
+ * retry delay; refresh), then holds it, with the engine's background refresh
+ * when opts asks for it and its client-side expiry, until zl_cancel or zl_free
+ * ends the hold.
+ *
+ * The handle tells how the hold goes, without waiting: zl_is_acquired turns 1
+ * once the key is held and 0 again once it is lost or let go; zl_lost turns 1
+ * once the work must stop (the lock was lost, the manager is closing, or
+ * zl_cancel was called); zl_hold_done turns 1 once the hold has ended and
+ * nothing it took is held any more. The accessors (zl_key, zl_owner, zl_token,
+ * zl_expires_at) describe the held lock, and zl_refresh, zl_acquire and
+ * zl_release work on it as on the handle lent to a callback; before the key is
+ * held, zl_refresh reports 0 and calls that would take the key are refused
+ * with ZL_CANCELED. Every change is signalled on the manager's zl_notify_fd
+ * descriptors, so an event loop sleeps until there is something to read.
+ *
+ * zl_cancel ends the hold in the background: a wait stops (the hold ends with
+ * ZL_CANCELED), a held lock is released. zl_free ends it too, waits for the
+ * end, frees the handle and returns the outcome: ZL_OK when the lock was held
+ * from the grant until it was let go, ZL_LOST when it was lost meanwhile
+ * (whatever ended the hold), ZL_NOT_ACQUIRED when the wait ran out,
+ * ZL_CANCELED when it was cancelled first, ZL_CLOSED when the manager closed,
+ * ZL_INVALID_ARGUMENT for a bad key, TTL or option. After zl_hold_done reports
+ * 1, zl_free returns at once.
+ *
+ *   m       a zl_manager from zl_open
+ *   key     NUL-terminated UTF-8, not NULL
+ *   ttl_ms  milliseconds
+ *   opts    the options, or NULL for the defaults (zl_options)
+ *   out     out: a new handle; end it with zl_free
+ *
+ * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
+ * out-parameter written.
+ */
+int zl_hold(zl_manager m, const char *key, int64_t ttl_ms, const zl_options *opts, zl_lock *out);
+
+/*
+ * zl_notify_fd returns a new file descriptor that becomes readable whenever a
+ * hold of the manager m changes (granted, lost, ended), for an event loop to
+ * watch instead of polling. It is one end of a Unix socket pair: read and
+ * discard what is there, then look at the holds with zl_hold_done,
+ * zl_is_acquired and zl_lost. Wake-ups coalesce (a byte may stand for several
+ * changes, and none is written while unread ones wait), so read until the
+ * descriptor would block and check every hold you wait on. The caller owns the
+ * descriptor and closes it; zl_close closes the library's ends, so the
+ * descriptor then reads end-of-file. Each call makes a new descriptor, and
+ * every one is signalled.
+ *
+ *   m   a zl_manager from zl_open
+ *   fd  out: the result
+ *
+ * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
+ * out-parameter written.
+ */
+int zl_notify_fd(zl_manager m, int *fd);
+
+/*
  * zl_acquire tries once to take the lock and reports whether it did: false
  * with a nil error means the key is held by another owner. If this handle
  * already holds the lock, zl_acquire resets its TTL (same owner token).
  *
- *   l         a zl_lock from zl_make or a callback's argument
+ *   l         a zl_lock from zl_make or zl_hold or a callback's argument
  *   acquired  out: 1 for true, 0 for false
  *
  * Go: ManagedLock.Acquire. Returns ZL_OK, or an error code with the detail in
@@ -379,7 +440,7 @@ int zl_acquire(zl_lock l, int *acquired);
  * first. Only the timeout and retry delay options apply: a handle is refreshed
  * by calling zl_refresh.
  *
- *   l               a zl_lock from zl_make or a callback's argument
+ *   l               a zl_lock from zl_make or zl_hold or a callback's argument
  *   timeout_ms      milliseconds, or a negative value for the default (the
  *                   lock's TTL)
  *   retry_delay_ms  milliseconds, or a negative value for the default (100ms)
@@ -394,7 +455,7 @@ int zl_block(zl_lock l, int64_t timeout_ms, int64_t retry_delay_ms);
  * the lock is not held, and it never frees another owner's lock, even when
  * this handle's lock has expired and someone else took the key.
  *
- *   l  a zl_lock from zl_make or a callback's argument
+ *   l  a zl_lock from zl_make or zl_hold or a callback's argument
  *
  * Go: ManagedLock.Release. Returns ZL_OK, or an error code with the detail in
  * zl_last_error() and no out-parameter written.
@@ -405,7 +466,7 @@ int zl_release(zl_lock l);
  * zl_force_release frees the key whoever holds it. It is meant for
  * administration and recovery, not for normal flows.
  *
- *   l  a zl_lock from zl_make or a callback's argument
+ *   l  a zl_lock from zl_make or zl_hold or a callback's argument
  *
  * Go: ManagedLock.ForceRelease. Returns ZL_OK, or an error code with the
  * detail in zl_last_error() and no out-parameter written.
@@ -417,7 +478,7 @@ int zl_force_release(zl_lock l);
  * reports whether it did. False means the lock is gone: zl_is_acquired is
  * false from then on.
  *
- *   l           a zl_lock from zl_make or a callback's argument
+ *   l           a zl_lock from zl_make or zl_hold or a callback's argument
  *   still_held  out: 1 for true, 0 for false
  *
  * Go: ManagedLock.Refresh. Returns ZL_OK, or an error code with the detail in
@@ -428,7 +489,7 @@ int zl_refresh(zl_lock l, int *still_held);
 /*
  * zl_key returns the caller's key, without the manager's prefix.
  *
- *   l    a zl_lock from zl_make or a callback's argument
+ *   l    a zl_lock from zl_make or zl_hold or a callback's argument
  *   buf  out: the caller's buffer, or NULL to ask for the size
  *   len  in: the buffer's size; out: the size needed, NUL included
  *
@@ -441,7 +502,7 @@ int zl_key(zl_lock l, char *buf, size_t *len);
  * zl_owner returns the owner token of the current or most recent acquisition:
  * 32 lowercase hex digits (128 random bits), or "" before the first one.
  *
- *   l    a zl_lock from zl_make or a callback's argument
+ *   l    a zl_lock from zl_make or zl_hold or a callback's argument
  *   buf  out: the caller's buffer, or NULL to ask for the size
  *   len  in: the buffer's size; out: the size needed, NUL included
  *
@@ -456,7 +517,7 @@ int zl_owner(zl_lock l, char *buf, size_t *len);
  * client-side expiry has not passed. Only the driver knows for sure;
  * zl_refresh asks it.
  *
- *   l         a zl_lock from zl_make or a callback's argument
+ *   l         a zl_lock from zl_make or zl_hold or a callback's argument
  *   acquired  out: 1 for true, 0 for false
  *
  * Go: ManagedLock.IsAcquired. Returns ZL_OK, or an error code with the detail
@@ -470,7 +531,7 @@ int zl_is_acquired(zl_lock l, int *acquired);
  * sent, plus the TTL. Use it to decide when to refresh, not whether the lock
  * is still held. It is the zero time before the first acquisition.
  *
- *   l        a zl_lock from zl_make or a callback's argument
+ *   l        a zl_lock from zl_make or zl_hold or a callback's argument
  *   unix_ms  out: milliseconds since the Unix epoch; 0 for none
  *
  * Go: ManagedLock.ExpiresAt. Returns ZL_OK, or an error code with the detail
@@ -484,7 +545,7 @@ int zl_expires_at(zl_lock l, int64_t *unix_ms);
  * protect, which rejects writes with a token lower than the highest it has
  * seen. It is 0 when the driver mints no tokens.
  *
- *   l      a zl_lock from zl_make or a callback's argument
+ *   l      a zl_lock from zl_make or zl_hold or a callback's argument
  *   token  out: the result
  *
  * Go: ManagedLock.Token. Returns ZL_OK, or an error code with the detail in
@@ -499,7 +560,7 @@ int zl_token(zl_lock l, uint64_t *token);
  * returned. Freeing a handle twice, or the handle lent to a callback, is an
  * error; freeing 0 gives ZL_INVALID_HANDLE.
  *
- *   l  a zl_lock from zl_make or a callback's argument
+ *   l  a zl_lock from zl_make or zl_hold or a callback's argument
  *
  * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
  * out-parameter written.
@@ -513,7 +574,7 @@ int zl_free(zl_lock l);
  * check it between steps. It is for the handle a callback receives; on a
  * handle made by zl_make use zl_is_acquired.
  *
- *   l     a zl_lock from zl_make or a callback's argument
+ *   l     a zl_lock from zl_make or zl_hold or a callback's argument
  *   lost  out: 1 for true, 0 for false
  *
  * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
@@ -527,12 +588,26 @@ int zl_lost(zl_lock l, int *lost);
  * calls on it work as usual. On the handle lent to a callback, zl_cancel asks
  * the callback to stop (zl_lost then reports 1).
  *
- *   l  a zl_lock from zl_make or a callback's argument
+ *   l  a zl_lock from zl_make or zl_hold or a callback's argument
  *
  * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
  * out-parameter written.
  */
 int zl_cancel(zl_lock l);
+
+/*
+ * zl_hold_done reports whether the hold l (a handle made by zl_hold) has
+ * ended: its wait failed or was cancelled, or its lock was let go or lost and
+ * the library is done with the backend. zl_free then returns the outcome at
+ * once.
+ *
+ *   l     a zl_lock from zl_make or zl_hold or a callback's argument
+ *   done  out: 1 for true, 0 for false
+ *
+ * Returns ZL_OK, or an error code with the detail in zl_last_error() and no
+ * out-parameter written.
+ */
+int zl_hold_done(zl_lock l, int *done);
 
 #ifdef __cplusplus
 }

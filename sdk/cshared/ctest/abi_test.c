@@ -126,7 +126,16 @@ static void test_open(void) {
 	EXPECT(zl_open("{\"driver\":\"carrier-pigeon\"}", &m), ZL_INVALID_ARGUMENT);
 	LAST_ERROR_HAS("memory"); // names the valid drivers
 	EXPECT(zl_open("{\"driver\":\"file\"}", &m), ZL_INVALID_ARGUMENT);
-	LAST_ERROR_HAS("Dir");
+	LAST_ERROR_HAS("\"file.dir\""); // the JSON member, not the Go field
+	CHECK(strstr(zl_last_error(), "Config.") == NULL);
+	EXPECT(zl_open("{\"driver\":\"carrier-pigeon\"}", &m), ZL_INVALID_ARGUMENT);
+	CHECK(strstr(zl_last_error(), "Config.") == NULL);
+	// A path in another encoding would name another file: refused, named.
+	EXPECT(zl_open("{\"driver\":\"sqlite\",\"sqlite\":{\"path\":\"/tmp/caf\xe9.db\"}}", &m), ZL_INVALID_ARGUMENT);
+	LAST_ERROR_HAS("sqlite.path");
+	LAST_ERROR_HAS("UTF-8");
+	EXPECT(zl_open("{\"prefix\":\"app\\ud800:\"}", &m), ZL_INVALID_ARGUMENT);
+	LAST_ERROR_HAS("surrogate");
 	EXPECT(zl_open("{\"driver\":\"sqlite\",\"sqlite\":{\"path\":\"/nonexistent/dir/x.db\"}}", &m), ZL_DRIVER);
 	CHECK(m == 0);
 	EXPECT(zl_open("{}", NULL), ZL_INVALID_ARGUMENT);
@@ -510,10 +519,19 @@ static void test_misuse(void) {
 	zl_lock too_long = make(m, long_key, 5000);
 	EXPECT(zl_acquire(too_long, &acquired), ZL_INVALID_ARGUMENT);
 	EXPECT(zl_free(too_long), ZL_OK);
-	zl_lock forever = make(m, "misuse/forever", INT64_MAX); // saturates
-	EXPECT(zl_acquire(forever, &acquired), ZL_OK);
-	CHECK(acquired == 1);
+	// A TTL no backend can store is refused, never half-applied: the
+	// longest is 365 days.
+	zl_lock forever = make(m, "misuse/forever", INT64_MAX);
+	EXPECT(zl_acquire(forever, &acquired), ZL_INVALID_ARGUMENT);
+	LAST_ERROR_HAS("365 days");
 	EXPECT(zl_free(forever), ZL_OK);
+	zl_lock year = make(m, "misuse/year", 365LL * 24 * 3600 * 1000);
+	EXPECT(zl_acquire(year, &acquired), ZL_OK);
+	CHECK(acquired == 1);
+	EXPECT(zl_free(year), ZL_OK);
+	zl_lock past = make(m, "misuse/past-the-year", 365LL * 24 * 3600 * 1000 + 1);
+	EXPECT(zl_acquire(past, &acquired), ZL_INVALID_ARGUMENT);
+	EXPECT(zl_free(past), ZL_OK);
 	EXPECT(zl_block(l, -7, -7), ZL_OK); // negative: the defaults
 
 	// A panic inside the library is contained in every export taking a
@@ -646,8 +664,41 @@ static void test_thread_local_errors(void) {
 	}
 }
 
+// retake_callback releases its own lock, lets another owner take and free
+// the key, and takes it back: the work did not run under one continuous
+// hold, so zl_try must not report success.
+static int retake_callback(zl_lock l, void *user_data) {
+	zl_manager m = *(zl_manager *)user_data;
+	char key[64];
+	size_t len = sizeof key;
+	EXPECT(zl_key(l, key, &len), ZL_OK);
+	EXPECT(zl_release(l), ZL_OK);
+	zl_lock other = make(m, key, 5000);
+	int got = 0;
+	EXPECT(zl_acquire(other, &got), ZL_OK);
+	CHECK(got == 1);
+	EXPECT(zl_release(other), ZL_OK);
+	EXPECT(zl_free(other), ZL_OK);
+	EXPECT(zl_acquire(l, &got), ZL_OK);
+	CHECK(got == 1);
+	return 0;
+}
+
+static void test_retake_is_a_loss(void) {
+	zl_manager m = open_memory();
+	EXPECT(zl_try(m, "cb/retake", 5000, NULL, retake_callback, &m), ZL_LOST);
+	LAST_ERROR_HAS("own handle");
+	zl_lock probe = make(m, "cb/retake", 5000);
+	int got = 0;
+	EXPECT(zl_acquire(probe, &got), ZL_OK);
+	CHECK(got == 1); // the re-taken key was released when zl_try returned
+	EXPECT(zl_free(probe), ZL_OK);
+	EXPECT(zl_close(m), ZL_OK);
+}
+
 int main(void) {
 	test_library();
+	test_retake_is_a_loss();
 	test_open();
 	test_lock_cycle();
 	test_callbacks();

@@ -1,12 +1,14 @@
-"""example.py: take a lock from Python with zerotal_lock.
+"""example.py: take a lock from Python with zerotal_lock, in the three call
+styles: run a function under it, hold it for a with-block, or take a handle.
 
-Run it (after make cshared, from the repository root):
+Run it with the package installed (make wheel; pip install
+sdk/python/dist/*.whl), or from a checkout after make cshared with
+PYTHONPATH=sdk/python:
 
-    PYTHONPATH=sdk/python python3 sdk/python/examples/example.py \\
-        '{"driver":"sqlite","sqlite":{"path":"/tmp/locks.db"}}'
+    python3 example.py '{"url": "sqlite:///tmp/locks.db"}'
 
-With no argument, the configuration comes from the environment
-(LOCK_DRIVER, ...; the default is the in-process memory driver).
+With no argument, the configuration comes from the environment (LOCK_URL,
+LOCK_DRIVER, ...; the default is the in-process memory driver).
 """
 
 import json
@@ -15,7 +17,7 @@ import sys
 import zerotal_lock
 
 
-def main():
+def main() -> None:
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else None
     print("libzerotal_lock", zerotal_lock.version())
     with zerotal_lock.Manager(config) as m:

@@ -9,7 +9,6 @@ The Go test TestPython (sdk/cshared) runs them against the test build of the
 library, whose zl_test_live_handles lets them check that no handle leaks.
 """
 
-import ctypes
 import json
 import signal
 import threading
@@ -17,19 +16,10 @@ import time
 import unittest
 import uuid
 
+from support import eventually, library_threads, live_handles, open_fds
+
 import zerotal_lock as zl
-from zerotal_lock import _abi_gen
-
-
-def live_handles():
-    """The number of live handles, or None without the test build."""
-    lib = zl.library()
-    try:
-        fn = lib.zl_test_live_handles
-    except AttributeError:
-        return None
-    fn.restype = ctypes.c_int
-    return fn()
+from zerotal_lock import _abi_gen, _notify
 
 
 class Base(unittest.TestCase):
@@ -108,8 +98,11 @@ class ManagerTest(Base):
             lk.acquire()
         self.assertFalse(lk.is_acquired)  # close released it
         lk.free()
-        with self.assertRaises(zl.InvalidHandleError):
+        with self.assertRaises(zl.ClosedError) as cm:
             m.lock(self.key("k"), 5)
+        self.assertIn("closed", str(cm.exception))
+        with self.assertRaises(zl.ClosedError):
+            lk.acquire()  # freed
 
 
 class LockTest(Base):
@@ -180,10 +173,8 @@ class LockTest(Base):
             zl.Lock(self.m._handle).acquire()  # a manager is not a lock
         with self.m.lock("", 5) as empty, self.assertRaises(zl.InvalidArgumentError):
             empty.acquire()
-        bad = self.m.lock(self.key("ttl"), 0)
         with self.assertRaises(zl.InvalidArgumentError):
-            bad.acquire()
-        bad.free()
+            self.m.lock(self.key("ttl"), 0)
         with self.assertRaises(zl.InvalidArgumentError):
             self.m.lock(b"bytes", 5)
 
@@ -272,23 +263,104 @@ class ContextManagerTest(Base):
             with self.m.block_lock(key, 5, timeout=5) as held:
                 self.assertGreater(held.token, 0)
 
-    def test_waiting_for_block_lock_can_be_interrupted(self):
+    def test_waiting_for_block_lock_or_block_run_can_be_interrupted(self):
         key = self.key("interrupt")
+        before = live_handles()
+        for wait in (
+            lambda: self.m.block_lock(key, 5, timeout=30).__enter__(),
+            lambda: self.m.block_run(key, 5, lambda held: self.fail("ran under a held key"), timeout=30),
+        ):
+            with self.m.lock(key, 5) as lk:
+                self.assertTrue(lk.acquire())
+                main = threading.main_thread().ident
+                timer = threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT))
+                timer.start()
+                start = time.monotonic()
+                with self.assertRaises(KeyboardInterrupt):
+                    wait()
+                self.assertLess(time.monotonic() - start, 2)  # the signal comes at 0.1 s
+                timer.join()
+                self.assertEqual(live_handles(), None if before is None else before + 1)  # lk only: the wait has ended
+                lk.release()
+            with self.m.lock(key, 5) as again:
+                self.assertTrue(again.acquire(), "the interrupted wait took the key")
+
+    def test_block_lock_waits_on_no_thread_and_leaves_no_descriptor(self):
+        key = self.key("threadless")
+        before = open_fds()
+        threads = threading.active_count()
+        seen = []
         with self.m.lock(key, 5) as lk:
             self.assertTrue(lk.acquire())
-            main = threading.main_thread().ident
-            timer = threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT))
+
+            def release():
+                seen.append((threading.active_count(), library_threads()))
+                lk.release()
+
+            timer = threading.Timer(0.2, release)
             timer.start()
-            start = time.monotonic()
-            with self.assertRaises(KeyboardInterrupt):
-                with self.m.block_lock(key, 5, timeout=30):
-                    self.fail("ran under a held key")
-            self.assertLess(time.monotonic() - start, 20)
+            with self.m.block_lock(key, 5, timeout=10, refresh=True) as held:
+                self.assertFalse(held.lost)
+                self.assertEqual(library_threads(), [])
             timer.join()
-            lk.release()
-        # The abandoned wait gets the key now, and gives it back at once.
-        with self.m.block_lock(key, 5, timeout=10):
+        self.assertEqual(seen, [(threads + 1, [])])  # the timer's thread only
+        with self.m.block_lock(key, 5, timeout=0):  # one attempt, and the last write
             pass
+        self.assertLessEqual(len(open_fds() - before), 1)  # the library's end, until its next write
+        self.m.close()
+        self.assertEqual(open_fds() - before, set())
+
+    def test_close_ends_a_wait_on_another_thread(self):
+        key = self.key("closing")
+        result = {}
+        with zl.Manager({"driver": "memory", "prefix": "pytest:"}) as other, other.lock(key, 30) as holder:
+            self.assertTrue(holder.acquire())
+
+            def wait():
+                try:
+                    with self.m.block_lock(key, 5, timeout=60):
+                        result["error"] = None
+                except zl.Error as e:
+                    result["error"] = e
+
+            t = threading.Thread(target=wait)
+            t.start()
+            # Into its wait: asleep on its notification descriptor, which
+            # zl_close ends by closing the library's end.
+            self.assertTrue(eventually(lambda: len(_notify._open_fds) == 1))
+            self.m.close()
+            t.join(5)
+            self.assertFalse(t.is_alive(), "the wait outlived its manager")
+            self.assertIsInstance(result.get("error"), zl.ClosedError)
+
+    def test_waiting_threads_get_the_key_in_the_order_they_came(self):
+        key = self.key("fifo")
+        order = []
+        with self.m.lock(key, 30) as holder:
+            self.assertTrue(holder.acquire())
+
+            def waiter(i):
+                with self.m.block_lock(key, 5, timeout=30):
+                    order.append(i)
+
+            threads = []
+            for i in range(5):
+                threads.append(threading.Thread(target=waiter, args=(i,)))
+                threads[-1].start()
+                time.sleep(0.1)  # arrival order: a hundred times what joining the queue takes
+            time.sleep(0.7)
+            holder.release()
+            for t in threads:
+                t.join(10)
+        self.assertEqual(order, [0, 1, 2, 3, 4])
+
+    def test_cancel_lets_a_with_block_lock_go_at_once(self):
+        key = self.key("let-go")
+        with self.m.try_lock(key, 30) as held:
+            held.cancel()
+            self.assertTrue(held.lost)
+            with self.m.lock(key, 5) as other:  # released in the background: soon
+                self.assertTrue(eventually(other.acquire), "the cancelled lock is still held")
 
     def test_exception_in_the_block_propagates_and_releases(self):
         key = self.key("raise")
@@ -352,6 +424,136 @@ class ContextManagerTest(Base):
         time.sleep(0.0005)
         with mu:
             inside[0] -= 1
+
+
+class InputTest(Base):
+    """Bad input gets the library's error, naming the argument, before
+    anything reaches C."""
+
+    def assertRefused(self, fn, *words):
+        with self.assertRaises(zl.InvalidArgumentError) as cm:
+            fn()
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+        self.assertNotRegex(str(cm.exception), r"^zl_")
+        return cm.exception
+
+    def test_keys_with_nul_are_refused_not_cut_short(self):
+        self.assertRefused(lambda: self.m.lock(self.key("a\x00b"), 5), "key", "NUL")
+        self.assertRefused(lambda: self.m.try_run(self.key("a\x00zzz"), 5, lambda held: None), "key")
+        with self.m.lock(self.key("a"), 5) as lk:
+            self.assertTrue(lk.acquire())  # "a\0..." never locked "a"
+
+    def test_keys_that_are_not_unicode_text(self):
+        self.assertRefused(lambda: self.m.lock(self.key("\ud800"), 5), "key", "surrogate")
+
+    def test_ttls_and_durations(self):
+        for ttl in (None, float("nan"), float("inf"), "5", True, -1, 0, 0.0004, 3 * 2**63, 366 * 24 * 3600):
+            self.assertRefused(lambda: self.m.lock(self.key("t"), ttl), "ttl")
+        with self.m.lock(self.key("year"), 365 * 24 * 3600) as lk:
+            self.assertTrue(lk.acquire())
+        for kw in ({"timeout": float("nan")}, {"timeout": "1"}, {"retry_delay": -1}, {"refresh_every": float("inf")}):
+            name = next(iter(kw))
+            self.assertRefused(lambda: self.m.block_run(self.key("o"), 5, lambda held: None, **kw), name)
+        with self.m.lock(self.key("b"), 5) as lk:
+            self.assertRefused(lambda: lk.block(timeout=2**70), "timeout")
+
+    def test_config_text_that_is_not_unicode(self):
+        e = self.assertRefused(lambda: zl.Manager({"driver": "sqlite", "sqlite": {"path": "/tmp/caf\udce9.db"}}), "sqlite.path")
+        self.assertNotIsInstance(e, UnicodeError)
+
+    def test_messages_speak_python(self):
+        with self.assertRaises(zl.InvalidArgumentError) as cm:
+            zl.Manager({"driver": "file"})
+        msg = str(cm.exception)
+        self.assertNotRegex(msg, r"^zl_")
+        self.assertNotIn("Config.", msg)
+        self.assertIn("file.dir", msg)
+
+
+class LifetimeTest(Base):
+    def test_a_dropped_lock_is_freed_and_warns_if_it_held(self):
+        import gc
+        import warnings
+
+        key = self.key("dropped")
+        lk = self.m.lock(key, 30)
+        self.assertTrue(lk.acquire())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            del lk
+            gc.collect()
+        self.assertTrue(any(issubclass(w.category, ResourceWarning) for w in caught), caught)
+        with self.m.lock(key, 5) as again:
+            self.assertTrue(again.acquire(), "the dropped lock kept its key")
+
+    def test_dropped_locks_leak_no_handles(self):
+        import gc
+
+        before = live_handles()
+        for i in range(2000):
+            self.m.lock(self.key("many%d" % i), 5)
+        gc.collect()
+        if before is not None:
+            self.assertEqual(live_handles(), before)
+
+    def test_a_dropped_manager_is_closed(self):
+        import gc
+        import warnings
+
+        before = live_handles()
+        m = zl.Manager({"driver": "memory"})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            del m
+            gc.collect()
+        self.assertTrue(any(issubclass(w.category, ResourceWarning) for w in caught), caught)
+        if before is not None:
+            self.assertEqual(live_handles(), before)
+
+
+class InterruptTest(Base):
+    def test_ctrl_c_ends_a_lock_block_at_once(self):
+        key = self.key("sigint")
+        with self.m.lock(key, 30) as holder, self.m.lock(key, 30) as waiter:
+            self.assertTrue(holder.acquire())
+            main = threading.main_thread().ident
+            timer = threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT))
+            timer.start()
+            start = time.monotonic()
+            with self.assertRaises(KeyboardInterrupt):
+                waiter.block(timeout=30)
+            self.assertLess(time.monotonic() - start, 5)
+            timer.join()
+            self.assertFalse(waiter.is_acquired)
+            holder.release()
+            self.assertTrue(waiter.acquire(), "the interrupted wait left the key held")
+
+
+class ForkTest(unittest.TestCase):
+    def test_a_forked_child_gets_an_error_not_a_hang(self):
+        import multiprocessing
+
+        zl.version()  # loaded in this process
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+
+        def child(q):
+            try:
+                zl.Manager({"driver": "memory"})
+                q.put("no error")
+            except zl.ForkError as e:
+                q.put("ForkError: %s" % e)
+            except BaseException as e:  # noqa: B036 - reported to the parent
+                q.put("%s: %s" % (type(e).__name__, e))
+
+        p = ctx.Process(target=child, args=(q,))
+        p.start()
+        p.join(30)
+        if p.is_alive():
+            p.kill()
+            self.fail("the forked child hung")
+        self.assertRegex(q.get(timeout=5), r"^ForkError: .*spawn")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
 
 	lock "github.com/zerotal/lock/sdk/go"
 
@@ -104,8 +106,7 @@ func cyclers(s *server, prefix string) []cycler {
 		}, func() { _ = c.Close() }})
 	}
 	{
-		c := s.newClient(nil)
-		d := redisdriver.New(c)
+		d := s.openDriver()
 		key, owner := prefix+"driver", randomValue()
 		out = append(out, cycler{"zerotal driver: Acquire + Release", "driver", roleDriver, func(ctx context.Context) error {
 			ok, err := d.Acquire(ctx, key, owner, lockTTL)
@@ -117,11 +118,10 @@ func cyclers(s *server, prefix string) []cycler {
 				return errors.Join(err, errNotReleased)
 			}
 			return nil
-		}, func() { _ = d.Close(); _ = c.Close() }})
+		}, func() { _ = d.Close() }})
 	}
 	{
-		c := s.newClient(nil)
-		m := lock.New(redisdriver.New(c))
+		m := lock.New(s.openDriver())
 		l := m.Make(prefix+"api", lockTTL)
 		out = append(out, cycler{"zerotal lock: Make(key).Acquire + Release", "api", roleAPI, func(ctx context.Context) error {
 			ok, err := l.Acquire(ctx)
@@ -129,16 +129,15 @@ func cyclers(s *server, prefix string) []cycler {
 				return errors.Join(err, errors.New("the key was held: Acquire did not take it"))
 			}
 			return l.Release(ctx)
-		}, func() { _ = m.Close(); _ = c.Close() }})
+		}, func() { _ = m.Close() }})
 	}
 	{
-		c := s.newClient(nil)
-		m := lock.New(redisdriver.New(c))
+		m := lock.New(s.openDriver())
 		key := prefix + "try"
 		noop := func(context.Context) error { return nil }
 		out = append(out, cycler{"zerotal lock: Try(key, fn)", "try", roleAPI, func(ctx context.Context) error {
 			return m.Try(ctx, key, lockTTL, noop)
-		}, func() { _ = m.Close(); _ = c.Close() }})
+		}, func() { _ = m.Close() }})
 	}
 	{
 		c := s.newClient(nil)
@@ -166,6 +165,25 @@ func cyclers(s *server, prefix string) []cycler {
 			}
 			return l.Release(ctx)
 		}, func() { _ = c.Close() }})
+	}
+	{
+		rl, err := newRueidisLocker(s)
+		key := prefix + "rueidislock"
+		out = append(out, cycler{"rueidislock: TryWithContext + cancel", "rueidislock", rolePeer, func(ctx context.Context) error {
+			if err != nil {
+				return err
+			}
+			_, release, err := rl.TryWithContext(ctx, key)
+			if err != nil {
+				return err
+			}
+			release()
+			return nil
+		}, func() {
+			if rl != nil {
+				rl.Close()
+			}
+		}})
 	}
 	return out
 }
@@ -202,6 +220,13 @@ func contenders(barePoll, redislockPoll, redsyncDelay time.Duration) []contender
 		{"bsm/redislock: Obtain, LinearBackoff(" + redislockPoll.String() + ")", func(s *server, key string, sent *commandCounter) (locker, func()) {
 			c := s.newClient(sent)
 			return &redislockLocker{client: redislock.New(c), key: key, backoff: redislockPoll}, func() { _ = c.Close() }
+		}},
+		{"rueidislock: WithContext", func(s *server, key string, sent *commandCounter) (locker, func()) {
+			rl, err := newRueidisLocker(s)
+			if err != nil {
+				return failedLocker{err}, func() {}
+			}
+			return &rueidisLocker{locker: rl, key: key}, rl.Close
 		}},
 		{"go-redis SET NX PX loop, " + barePoll.String() + " sleep (bare)", func(s *server, key string, sent *commandCounter) (locker, func()) {
 			c := s.newClient(sent)
@@ -335,3 +360,147 @@ func (b *bareLocker) Unlock(ctx context.Context) error {
 	}
 	return nil
 }
+
+// parallelCyclers returns the libraries of the distinct-keys benchmark, each
+// with one client on s that all its goroutines share. The first is the
+// baseline: the bare go-redis pair.
+func parallelCyclers(s *server) []parallelCycler {
+	var out []parallelCycler
+	{
+		c := s.newClient(nil)
+		out = append(out, parallelCycler{"go-redis SET NX PX + EVALSHA del (bare)", roleBare, func(key string) func(context.Context) error {
+			value := randomValue()
+			return func(ctx context.Context) error {
+				ok, err := c.SetNX(ctx, key, value, lockTTL).Result()
+				if err != nil || !ok {
+					return errors.Join(err, errors.New("the key was held: SET NX did not set it"))
+				}
+				n, err := bareRelease.Run(ctx, c, []string{key}, value).Int64()
+				if err != nil || n != 1 {
+					return errors.Join(err, errNotReleased)
+				}
+				return nil
+			}
+		}, func() { _ = c.Close() }})
+	}
+	{
+		d := s.openDriver()
+		out = append(out, parallelCycler{"zerotal driver: Acquire + Release", roleDriver, func(key string) func(context.Context) error {
+			owner := randomValue()
+			return func(ctx context.Context) error {
+				ok, err := d.Acquire(ctx, key, owner, lockTTL)
+				if err != nil || !ok {
+					return errors.Join(err, errors.New("the key was held: Acquire did not take it"))
+				}
+				ok, err = d.Release(ctx, key, owner)
+				if err != nil || !ok {
+					return errors.Join(err, errNotReleased)
+				}
+				return nil
+			}
+		}, func() { _ = d.Close() }})
+	}
+	{
+		m := lock.New(s.openDriver())
+		noop := func(context.Context) error { return nil }
+		out = append(out, parallelCycler{"zerotal lock: Try(key, fn)", roleAPI, func(key string) func(context.Context) error {
+			return func(ctx context.Context) error { return m.Try(ctx, key, lockTTL, noop) }
+		}, func() { _ = m.Close() }})
+	}
+	{
+		c := s.newClient(nil)
+		rs := redsync.New(redsyncgoredis.NewPool(c))
+		out = append(out, parallelCycler{"redsync v4: Lock + Unlock", rolePeer, func(key string) func(context.Context) error {
+			mu := rs.NewMutex(key, redsync.WithExpiry(lockTTL), redsync.WithTries(1))
+			return func(ctx context.Context) error {
+				if err := mu.LockContext(ctx); err != nil {
+					return err
+				}
+				ok, err := mu.UnlockContext(ctx)
+				if err != nil || !ok {
+					return errors.Join(err, errNotReleased)
+				}
+				return nil
+			}
+		}, func() { _ = c.Close() }})
+	}
+	{
+		c := s.newClient(nil)
+		rl := redislock.New(c)
+		out = append(out, parallelCycler{"bsm/redislock: Obtain + Release", rolePeer, func(key string) func(context.Context) error {
+			return func(ctx context.Context) error {
+				l, err := rl.Obtain(ctx, key, lockTTL, nil)
+				if err != nil {
+					return err
+				}
+				return l.Release(ctx)
+			}
+		}, func() { _ = c.Close() }})
+	}
+	if rl, err := newRueidisLocker(s); err != nil {
+		out = append(out, parallelCycler{"rueidislock: TryWithContext + cancel", rolePeer, func(string) func(context.Context) error {
+			return func(context.Context) error { return err }
+		}, func() {}})
+	} else {
+		out = append(out, parallelCycler{"rueidislock: TryWithContext + cancel", rolePeer, func(key string) func(context.Context) error {
+			return func(ctx context.Context) error {
+				_, release, err := rl.TryWithContext(ctx, key)
+				if err != nil {
+					return err
+				}
+				release()
+				return nil
+			}
+		}, rl.Close})
+	}
+	return out
+}
+
+// newRueidisLocker returns a rueidislock Locker on s with one key per lock
+// (KeyMajority 1, the single-instance lock the others are) and the TTL the
+// others get, extended in the background as rueidislock always does.
+func newRueidisLocker(s *server) (rueidislock.Locker, error) {
+	return rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption: rueidis.ClientOption{InitAddress: []string{s.addr()}},
+		KeyMajority:  1,
+		KeyValidity:  lockTTL,
+		// Ample for a server slowed down by a profiler; with one key it
+		// only bounds an attempt.
+		TryNextAfter: time.Second,
+		// Redis 7.0.5 and later: no invalidation of the client's own writes.
+		NoLoopTracking: true,
+	})
+}
+
+// rueidisLocker waits in rueidislock, which waits for the key's
+// invalidation (client-side caching) and retries.
+type rueidisLocker struct {
+	locker  rueidislock.Locker
+	key     string
+	release context.CancelFunc
+}
+
+func (r *rueidisLocker) Lock(ctx context.Context) error {
+	_, release, err := r.locker.WithContext(ctx, r.key)
+	if err != nil {
+		return err
+	}
+	r.release = release
+	return nil
+}
+
+func (r *rueidisLocker) Unlock(context.Context) error {
+	release := r.release
+	r.release = nil
+	if release == nil {
+		return errNotReleased
+	}
+	release()
+	return nil
+}
+
+// failedLocker is a contender that could not be set up.
+type failedLocker struct{ err error }
+
+func (f failedLocker) Lock(context.Context) error   { return f.err }
+func (f failedLocker) Unlock(context.Context) error { return f.err }

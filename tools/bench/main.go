@@ -35,7 +35,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -56,6 +58,11 @@ type options struct {
 	redsyncDelay  time.Duration
 	skipCycle     bool
 	skipContend   bool
+	skipParallel  bool
+	instructions  bool
+	libs          *regexp.Regexp // the libraries to measure besides the bare pair; nil: all
+	parallel      []int
+	serverCPU     int // the CPU redis-server is pinned to; -1: not pinned
 }
 
 func main() {
@@ -80,6 +87,11 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.SetOutput(errOut)
 	var o options
 	workers := fs.String("workers", "2,4,8", "worker counts of the contention benchmark, comma-separated")
+	parallel := fs.String("goroutines", "1,16", "goroutine counts of the distinct-keys benchmark, comma-separated")
+	fs.BoolVar(&o.skipParallel, "no-parallel", false, "skip the distinct-keys benchmark")
+	libs := fs.String("libs", "", "only the libraries whose names match this regular expression (the bare pair always runs)")
+	fs.BoolVar(&o.instructions, "instructions", false, "count the server's instructions per uncontended cycle under valgrind's callgrind (slow: about a minute)")
+	fs.IntVar(&o.serverCPU, "server-cpu", -1, "pin redis-server to this CPU (taskset); run the benchmark itself under taskset to place it")
 	fs.StringVar(&o.redisServer, "redis-server", "", "the redis-server binary (default: redis-server on PATH)")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "measured time of each contention scenario")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "unmeasured time before each contention scenario's window")
@@ -94,19 +106,33 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if *libs != "" {
+		re, err := regexp.Compile(*libs)
+		if err != nil {
+			fmt.Fprintln(errOut, "bench: -libs:", err)
+			return o, err
+		}
+		o.libs = re
+	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected arguments %q", fs.Args())
 		fmt.Fprintln(errOut, "bench:", err)
 		return o, err
 	}
-	for _, w := range strings.Split(*workers, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil || n < 1 {
-			err := fmt.Errorf("-workers: %q is not a positive worker count", w)
-			fmt.Fprintln(errOut, "bench:", err)
-			return o, err
+	for _, list := range []struct {
+		flag string
+		text string
+		to   *[]int
+	}{{"workers", *workers, &o.workers}, {"goroutines", *parallel, &o.parallel}} {
+		for _, w := range strings.Split(list.text, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(w))
+			if err != nil || n < 1 {
+				err := fmt.Errorf("-%s: %q is not a positive count", list.flag, w)
+				fmt.Fprintln(errOut, "bench:", err)
+				return o, err
+			}
+			*list.to = append(*list.to, n)
 		}
-		o.workers = append(o.workers, n)
 	}
 	if o.rounds < 1 || o.roundTime <= 0 || o.duration <= 0 || o.warmup < 0 || o.hold < 0 {
 		err := errors.New("-rounds, -slice, -duration must be positive, -warmup and -hold not negative")
@@ -130,22 +156,48 @@ func run(ctx context.Context, o options, out, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("INFO server: %w", err)
 	}
+	if o.serverCPU >= 0 {
+		if out, err := exec.Command("taskset", "-pc", strconv.Itoa(o.serverCPU), strconv.Itoa(s.PID())).CombinedOutput(); err != nil {
+			return fmt.Errorf("pinning redis-server to CPU %d: %v: %s", o.serverCPU, err, out)
+		}
+	}
 	rtt, err := measureRTT(ctx, control, 2000)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "# Redis lock benchmark\n\n%s, %s/%s, %d CPUs (GOMAXPROCS %d), redis-server %s on loopback, PING round trip %sµs (median of 2000), %s.\n\n",
+	fmt.Fprintf(out, "# Redis lock benchmark\n\n%s, %s/%s, %d CPUs (GOMAXPROCS %d), redis-server %s on loopback, PING round trip %sµs (median of 2000), %s. "+
+		"Placement: the benchmark on CPUs %s, redis-server on CPUs %s.\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0),
-		version["Server"]["redis_version"], micros(rtt), time.Now().UTC().Format(time.DateOnly))
+		version["Server"]["redis_version"], micros(rtt), time.Now().UTC().Format(time.DateOnly),
+		cpusAllowed("self"), cpusAllowed(strconv.Itoa(s.PID())))
 
 	if !o.skipCycle {
 		fmt.Fprintf(log, "uncontended: %d rounds of %v slices…\n", o.rounds, o.roundTime)
-		cs := cyclers(s, "bench:cycle:")
+		cs := keep(cyclers(s, "bench:cycle:"), o.libs, func(c cycler) (string, cyclerRole) { return c.name, c.role }, func(c cycler) { c.close() })
 		results := runCycles(ctx, cs, o.rounds, o.roundTime)
 		for _, c := range cs {
 			c.close()
 		}
 		writeCycleTable(out, o, results)
+	}
+	if o.instructions {
+		results, err := measureInstructions(ctx, o.libs, log)
+		if err != nil {
+			return err
+		}
+		writeInstructionsTable(out, results)
+	}
+	if !o.skipParallel {
+		ps := keep(parallelCyclers(s), o.libs, func(p parallelCycler) (string, cyclerRole) { return p.name, p.role }, func(p parallelCycler) { p.close() })
+		var all [][]parallelResult
+		for _, g := range o.parallel {
+			fmt.Fprintf(log, "distinct keys: %d goroutines, %d rounds of %v slices…\n", g, o.rounds, o.roundTime)
+			all = append(all, runParallel(ctx, control, ps, g, o.rounds, o.roundTime, "bench:parallel:"))
+		}
+		for _, p := range ps {
+			p.close()
+		}
+		writeParallelTable(out, o, all)
 	}
 	if !o.skipContend {
 		writeContentionIntro(out, o)
@@ -254,4 +306,36 @@ func writeTable(out io.Writer, header []string, rows [][]string) {
 		fmt.Fprintf(out, "| %s |\n", strings.Join(r, " | "))
 	}
 	fmt.Fprintln(out)
+}
+
+// cpusAllowed returns the CPUs process pid ("self" for this one) may run on,
+// as /proc says (Cpus_allowed_list), or "?" when it cannot be read.
+func cpusAllowed(pid string) string {
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return "?"
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+// keep returns the libraries of all that re selects, the bare pair always,
+// closing the others; a nil re keeps all.
+func keep[T any](all []T, re *regexp.Regexp, name func(T) (string, cyclerRole), close func(T)) []T {
+	if re == nil {
+		return all
+	}
+	var out []T
+	for _, l := range all {
+		if n, role := name(l); role == roleBare || re.MatchString(n) {
+			out = append(out, l)
+		} else {
+			close(l)
+		}
+	}
+	return out
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/drivers/redis/redistest"
 )
 
 // shared is the private server of the tests and benchmarks that need one,
@@ -59,8 +61,8 @@ func TestParseFlags(t *testing.T) {
 
 func TestMissingRedisServerIsAClearError(t *testing.T) {
 	_, err := startServer(t.TempDir() + "/no-redis-server")
-	if !errors.Is(err, errNoRedisServer) || !strings.Contains(err.Error(), "apt-get install redis-server") {
-		t.Fatalf("startServer with a missing binary = %v; want errNoRedisServer naming the package", err)
+	if !errors.Is(err, redistest.ErrNoServer) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+		t.Fatalf("startServer with a missing binary = %v; want redistest.ErrNoServer naming the package", err)
 	}
 }
 

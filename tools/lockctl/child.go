@@ -14,6 +14,7 @@ import (
 // child is the command lockctl runs under the lock.
 type child struct {
 	cmd    *exec.Cmd
+	tree   *tree      // the command and what it starts
 	exited chan error // receives cmd.Wait's result once
 }
 
@@ -38,7 +39,7 @@ func lookCommand(name string) (string, error) {
 // (commandSysProcAttr) fires when the thread that forked the command ends,
 // and the Go runtime may end an idle thread, so an unlocked start could kill
 // the command while lockctl lives.
-func startCommand(path string, argv, environ []string) (*child, error) {
+func startCommand(path string, argv, environ []string, t *tree) (*child, error) {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        argv,
@@ -46,17 +47,26 @@ func startCommand(path string, argv, environ []string) (*child, error) {
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		Stderr:      os.Stderr,
-		SysProcAttr: commandSysProcAttr(),
+		SysProcAttr: t.attr(),
 	}
-	c := &child{cmd: cmd, exited: make(chan error, 1)}
+	c := &child{cmd: cmd, tree: t, exited: make(chan error, 1)}
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		if err != nil && t.startFailed() {
+			// The leader's group is gone (someone killed the leader):
+			// the command takes a group of its own, as without one.
+			cmd = cloneCmd(cmd, t.attr())
+			c.cmd = cmd
+			err = cmd.Start()
+		}
+		if err != nil {
 			started <- err
 			return
 		}
+		t.started(cmd.Process.Pid)
 		started <- nil
 		c.exited <- cmd.Wait()
 	}()
@@ -69,18 +79,30 @@ func startCommand(path string, argv, environ []string) (*child, error) {
 	return c, nil
 }
 
+// cloneCmd is a fresh copy of an unstarted command that failed to start,
+// with other process attributes: an exec.Cmd cannot be started twice.
+func cloneCmd(cmd *exec.Cmd, attr *syscall.SysProcAttr) *exec.Cmd {
+	return &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: attr}
+}
+
+// signal sends sig to the command's tree.
+func (c *child) signal(sig syscall.Signal) { c.tree.signal(c.cmd.Process, sig) }
+
 // stopOnLoss waits for the command to exit. If ctx ends first (the lock was
-// lost), it calls onLoss, sends the command SIGTERM and, if it has not
-// exited after grace, SIGKILL, then waits for it to exit. It returns the
-// command's exit status, as a shell reports it.
+// lost), it calls onLoss, sends the command's tree SIGTERM and, if the
+// command has not exited after grace, SIGKILL, then waits for it to exit.
+// Either way it then stops what the command left running in its group. It
+// returns the command's exit status, as a shell reports it.
 func (c *child) stopOnLoss(ctx context.Context, grace time.Duration, onLoss func(), onKill func()) int {
+	defer c.tree.stopLeftovers(grace)
 	select {
 	case <-c.exited:
 		return c.status()
 	case <-ctx.Done():
 	}
 	onLoss()
-	_ = c.cmd.Process.Signal(syscall.SIGTERM) // an error means it has just exited
+	c.signal(syscall.SIGTERM) // an error means it has just exited
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -89,7 +111,7 @@ func (c *child) stopOnLoss(ctx context.Context, grace time.Duration, onLoss func
 	case <-t.C:
 	}
 	onKill()
-	_ = c.cmd.Process.Kill()
+	c.signal(syscall.SIGKILL)
 	<-c.exited
 	return c.status()
 }

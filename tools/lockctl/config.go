@@ -1,13 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/zerotal/lock/driver"
 	lock "github.com/zerotal/lock/sdk/go"
 )
 
@@ -16,6 +16,7 @@ import (
 // status and release given the same flags and environment meet on the
 // same locks.
 type backendFlags struct {
+	url        string
 	driver     string
 	sqlitePath string
 	redisURL   string
@@ -25,6 +26,7 @@ type backendFlags struct {
 
 // register adds the backend flags to fs.
 func (b *backendFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.url, "url", "", "`URL` naming and configuring the backend, instead of --driver and its flags:\nsqlite:///path/locks.db, file:///dir, redis://host:6379/0, rediss://, unix:///path,\nredis+sentinel://host:26379?master_name=NAME&addr=host2:26379, redis+cluster://host:7000?addr=host2:7000,\npostgres://user@host/db, etcd://host:2379,host2:2379 (env LOCK_URL)")
 	fs.StringVar(&b.driver, "driver", "", "lock `backend`: sqlite, file or redis (env LOCK_DRIVER; default sqlite)")
 	fs.StringVar(&b.sqlitePath, "sqlite-path", "", "SQLite database `file` of the sqlite driver (env LOCK_SQLITE_PATH;\ndefault $XDG_STATE_HOME/zerotal-lock/locks.db, else ~/.local/state/zerotal-lock/locks.db)")
 	fs.StringVar(&b.redisURL, "redis-url", "", "`URL` of the Redis server of the redis driver: redis://[user:password@]host[:port][/db],\nrediss:// for TLS, unix:///path/to/socket (env REDIS_URL)")
@@ -53,11 +55,14 @@ func (b *backendFlags) resolve(cmd string, getenv func(string) string) (backend,
 	}
 	var be backend
 	c := &be.cfg
+	c.Prefix = pick(b.prefix, "LOCK_PREFIX")
+	if raw := pick(b.url, "LOCK_URL"); raw != "" {
+		return b.resolveURL(cmd, raw, be)
+	}
 	c.Driver = pick(b.driver, "LOCK_DRIVER")
 	if c.Driver == "" {
 		c.Driver = "sqlite"
 	}
-	c.Prefix = pick(b.prefix, "LOCK_PREFIX")
 
 	// A flag of another driver is a mistake the user should hear about:
 	// the lock would silently live somewhere else than they think.
@@ -97,8 +102,34 @@ func (b *backendFlags) resolve(cmd string, getenv func(string) string) (backend,
 	case "memory":
 		return be, fail(exitConfig, "the memory driver keeps locks inside one process, so separate lockctl runs could never exclude each other; use sqlite (the default), file or redis")
 	default:
-		return be, fail(exitConfig, "unknown driver %q: want sqlite, file or redis", c.Driver)
+		return be, fail(exitConfig, "unknown driver %q: want sqlite, file or redis, or give --url (postgres://, etcd://, redis+cluster://, redis+sentinel://)", c.Driver)
 	}
+	return be, nil
+}
+
+// resolveURL is resolve for a backend named by a URL, which like
+// Config.URL wins over the driver's environment variables. A driver flag
+// given beside it is refused: the user meant one of the two.
+func (b *backendFlags) resolveURL(cmd, raw string, be backend) (backend, error) {
+	for _, f := range []struct{ name, value string }{
+		{"driver", b.driver}, {"sqlite-path", b.sqlitePath}, {"redis-url", b.redisURL}, {"dir", b.dir},
+	} {
+		if f.value != "" {
+			return be, usageError(cmd, "--%s and the backend URL (--url or LOCK_URL) both name a backend; give one of them", f.name)
+		}
+	}
+	u, err := driver.ParseURL(raw)
+	if err != nil {
+		return be, fail(exitConfig, "bad backend URL: %v", err)
+	}
+	name, ok := driver.ForScheme(u.Scheme)
+	if !ok {
+		return be, fail(exitConfig, "bad backend URL: lockctl has no driver for the scheme %q (it knows %s)", u.Scheme, strings.Join(driver.Schemes(), ", "))
+	}
+	if name == "memory" {
+		return be, fail(exitConfig, "the memory driver keeps locks inside one process, so separate lockctl runs could never exclude each other; use sqlite (the default), file, redis, postgres or etcd")
+	}
+	be.cfg.URL, be.cfg.Driver = raw, name
 	return be, nil
 }
 
@@ -125,34 +156,42 @@ func (be backend) open() (*lock.Manager, error) {
 		if err := os.MkdirAll(be.createDir, 0o700); err != nil {
 			return nil, fail(exitConfig, "create the state directory for the default lock database: %v", err)
 		}
-	}
-	if be.cfg.Driver == "redis" {
-		// go-redis logs every failed dial on stderr, several lines a
-		// second: lockctl reports the failure itself, in one line.
-		goredis.SetLogger(discardLogger{})
+		if err := checkPrivate(be.createDir, be.cfg.SQLite.Path); err != nil {
+			return nil, err
+		}
 	}
 	m, err := lock.Open(be.cfg)
 	if err != nil {
-		return nil, fail(exitConfig, "cannot open the %s backend: %v", be.cfg.Driver, err)
+		return nil, be.explain(err, "open it", false)
 	}
 	return m, nil
 }
 
-// backendError classifies an error from a call to the backend. The first
-// call a command makes is what finds out whether the backend is reachable at
-// all (lock.Open does not connect to Redis), so a failure there is a
-// configuration error; a later one is a failure of the backend.
-func backendError(err error, first bool, what string) error {
-	switch {
-	case errors.Is(err, lock.ErrInvalidArgument):
-		return fail(exitUsage, "%s: %v", what, err)
-	case first:
-		return fail(exitConfig, "cannot reach the lock backend: %v", err)
+// checkPrivate refuses a default state directory, or a lock database in it,
+// that someone else could write: with a shared HOME, another user could
+// pre-create them open to all, and then free or hold this user's locks
+// (force-release a running job of root's, say). Only the default location
+// is checked: a path given explicitly is the user's own decision.
+func checkPrivate(dir, db string) error {
+	for _, path := range []string{dir, db} {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the database is created on first use, with our umask
+		}
+		if err != nil {
+			return fail(exitConfig, "cannot check %s: %v", path, err)
+		}
+		if problem := notPrivate(fi); problem != "" {
+			return fail(exitConfig, "refusing to keep locks in %s: %s, so other users could free or take your locks; fix it (chmod go-w, or remove it and let lockctl recreate it) or give --sqlite-path", path, problem)
+		}
 	}
-	return fail(exitSoftware, "%s: %v", what, err)
+	return nil
 }
 
-// discardLogger is a go-redis logger that drops everything.
-type discardLogger struct{}
-
-func (discardLogger) Printf(context.Context, string, ...any) {}
+// failed classifies an error from a call to the backend. The first call a
+// command makes is what finds out whether the backend is reachable at all
+// (lock.Open does not connect to Redis), so a failure there is a
+// configuration error; a later one is a failure of the backend.
+func (be backend) failed(err error, first bool, what string) error {
+	return be.explain(err, what, !first)
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,6 +80,22 @@ func TestResolveBackend(t *testing.T) {
 			env:   map[string]string{"REDIS_URL": "redis://env", "LOCK_FILE_DIR": "/d"},
 			want:  lock.Config{Driver: "sqlite", SQLite: lock.SQLiteConfig{Path: "/x.db"}},
 		},
+		{
+			name:  "--url names the driver by its scheme",
+			flags: backendFlags{url: "postgres://db.internal/locks?table=leases", prefix: "p:"},
+			want:  lock.Config{URL: "postgres://db.internal/locks?table=leases", Driver: "postgres", Prefix: "p:"},
+		},
+		{
+			name: "LOCK_URL wins over LOCK_DRIVER and the driver's variables",
+			env:  map[string]string{"LOCK_URL": "redis+cluster://a:7000?addr=b:7001", "LOCK_DRIVER": "sqlite", "LOCK_SQLITE_PATH": "/env.db"},
+			want: lock.Config{URL: "redis+cluster://a:7000?addr=b:7001", Driver: "redis"},
+		},
+		{
+			name:  "--url wins over LOCK_URL",
+			flags: backendFlags{url: "etcd://127.0.0.1:23790"},
+			env:   map[string]string{"LOCK_URL": "redis://env"},
+			want:  lock.Config{URL: "etcd://127.0.0.1:23790", Driver: "etcd"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			be, err := tc.flags.resolve("run", envOf(tc.env))
@@ -109,6 +127,11 @@ func TestResolveBackendErrors(t *testing.T) {
 		{"--dir with sqlite", backendFlags{dir: "/d"}, map[string]string{"HOME": "/h"}, exitUsage, "--dir is for the file driver"},
 		{"--redis-url with file", backendFlags{driver: "file", redisURL: "redis://x"}, nil, exitUsage, "--redis-url is for the redis driver"},
 		{"--sqlite-path with redis", backendFlags{sqlitePath: "/x.db"}, map[string]string{"LOCK_DRIVER": "redis"}, exitUsage, "add --driver sqlite"},
+		{"--url and --driver", backendFlags{url: "redis://x", driver: "redis"}, nil, exitUsage, "--driver and the backend URL"},
+		{"LOCK_URL and --dir", backendFlags{dir: "/d"}, map[string]string{"LOCK_URL": "file:///d"}, exitUsage, "--dir and the backend URL"},
+		{"--url of the memory driver", backendFlags{url: "memory:"}, nil, exitConfig, "inside one process"},
+		{"--url with an unknown scheme", backendFlags{url: "zk://host"}, nil, exitConfig, `no driver for the scheme "zk"`},
+		{"--url that is not a URL", backendFlags{url: "redis://u:pw@h:port"}, nil, exitConfig, "invalid port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.flags.resolve("run", envOf(tc.env))
@@ -143,6 +166,43 @@ func TestParseArgs(t *testing.T) {
 			}
 			if *asJSON != tc.json || strings.Join(got, " ") != strings.Join(tc.positional, " ") {
 				t.Errorf("json=%v positional=%q, want json=%v positional=%q", *asJSON, got, tc.json, tc.positional)
+			}
+		})
+	}
+}
+
+// The default state directory and database must be this user's alone.
+func TestStateDirectoryOthersCanWriteIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		dir    os.FileMode
+		db     os.FileMode
+		reason string
+	}{
+		{"directory open to all", 0o777, 0, "others can write"},
+		{"database open to all", 0o700, 0o666, "others can write"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			dir := filepath.Join(h.dir, "state", "zerotal-lock")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, c.dir); err != nil {
+				t.Fatal(err)
+			}
+			if c.db != 0 {
+				if err := os.WriteFile(filepath.Join(dir, "locks.db"), nil, c.db); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(filepath.Join(dir, "locks.db"), c.db); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The default path, not the harness's LOCK_SQLITE_PATH.
+			r := h.runWith(startOptions{env: []string{"LOCK_SQLITE_PATH="}}, "run", "--key", "k", "--", "true")
+			if r.code != exitConfig || !strings.Contains(r.stderr, c.reason) {
+				t.Fatalf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, exitConfig, c.reason)
 			}
 		})
 	}

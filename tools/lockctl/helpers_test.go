@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/driver"
 )
 
 // patience bounds every wait in these tests. It is generous: the machine is
@@ -338,3 +340,6 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// driverHolder is a holder on host.
+func driverHolder(host string) driver.Holder { return driver.Holder{PID: 1, Host: host} }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	lock "github.com/zerotal/lock/sdk/go"
 )
 
@@ -35,11 +37,11 @@ func holderText(h driver.Holder, now time.Time) string {
 	var parts []string
 	switch {
 	case h.PID != 0 && h.Host != "":
-		parts = append(parts, fmt.Sprintf("pid %d on %s", h.PID, sanitize(h.Host)))
+		parts = append(parts, fmt.Sprintf("pid %d on %s", h.PID, display(h.Host)))
 	case h.PID != 0:
 		parts = append(parts, fmt.Sprintf("pid %d", h.PID))
 	case h.Host != "":
-		parts = append(parts, "a process on "+sanitize(h.Host))
+		parts = append(parts, "a process on "+display(h.Host))
 	}
 	if !h.AcquiredAt.IsZero() {
 		parts = append(parts, "since "+clock(h.AcquiredAt, now))
@@ -64,14 +66,22 @@ func clock(t, now time.Time) string {
 	return t.Format(time.DateTime)
 }
 
-// sanitize replaces control characters, which could move the cursor or
-// break a line of output, with '?'. Keys and host names are arbitrary
-// strings.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
+// display shows a string that came from the backend (a key, a host name, an
+// owner) or from the command line, as text safe for a terminal: as it is
+// when every character is a printable one other than space and '"', quoted
+// with Go's escapes otherwise. Anyone who can write to a shared Redis or
+// lock database chooses these strings, and a control character (C0 or C1,
+// such as the CSI that starts escape sequences), a bidi override or a line
+// break would let them move the cursor, set a window title or disguise a
+// key on another user's terminal.
+func display(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
 		}
-		return r
-	}, s)
+	}
+	return s
 }

@@ -66,6 +66,10 @@ func lockctl(args []string, e *env) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case guardRole:
+		return runGuard(rest)
+	case leaderRole:
+		return runLeader()
 	case "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, mainHelp)
 		return exitOK

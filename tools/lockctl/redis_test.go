@@ -1,77 +1,22 @@
 package main
 
 import (
-	"bufio"
-	"net"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerotal/lock/drivers/redis/redistest"
 )
 
-// startRedis starts a private redis-server on a free loopback port, keeping
-// nothing on disk, and returns its URL and a function that kills it. The
-// test never touches a shared server; without redis-server it fails, saying
-// what to install.
+// startRedis starts a private redis-server on a free loopback port (the
+// driver's launcher, shared with its own tests and tools/bench) and returns
+// its URL and a function that kills it.
 func startRedis(t *testing.T) (url string, kill func()) {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server not found on PATH; the Redis tests start a private server and never skip: install it (Debian/Ubuntu: apt-get install redis-server)")
-	}
-	dir := t.TempDir()
-	for range 5 { // a port found free can be taken before redis-server binds it
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		_, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		kill := func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-		t.Cleanup(kill)
-		if pingRedis(addr, exited) {
-			return "redis://" + addr, kill
-		}
-	}
-	t.Fatal("redis-server did not start on a free port in five tries")
-	return "", nil
-}
-
-// pingRedis waits until the server at addr answers PING, or exits.
-func pingRedis(addr string, exited <-chan struct{}) bool {
-	deadline := time.Now().Add(patience)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = c.SetDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte("PING\r\n"))
-			reply, _ := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			if strings.HasPrefix(reply, "+PONG") {
-				return true
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
+	s := redistest.StartT(t)
+	return s.URL(), s.Kill
 }
 
 // Redis cannot see that a holder on another host died: a killed holder's
@@ -136,5 +81,39 @@ func TestRedisGoingAway(t *testing.T) {
 	holder.stderr.waitFor(t, "lost the lock")
 	if !processGone(id.pid) {
 		t.Errorf("the command (pid %d) outlived lockctl", id.pid)
+	}
+}
+
+// --url reaches every Redis deployment, a Sentinel-watched master and a
+// Cluster included, and two lockctl runs on one key exclude each other there.
+func TestRedisDeploymentsByURL(t *testing.T) {
+	standalone := redistest.StartT(t)
+	cluster := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	sentinel := redistest.StartSentinel(t, 1, 1, 5*time.Second)
+	for _, c := range []struct{ name, url string }{
+		{"standalone", standalone.URL()},
+		{"cluster", cluster.URL()},
+		{"sentinel", sentinel.URL()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			holder, id, release := h.startHolder("deploy", "--url", c.url)
+			if id.token == 0 {
+				t.Errorf("LOCK_TOKEN is 0 through %s, want a fencing token", c.url)
+			}
+			h.mustRun(exitBusy, "run", "--url", c.url, "--key", "deploy", "--", "true")
+			h.env = append(h.env, "LOCK_URL="+c.url) // the same through the environment
+			if s := h.status(nil, "deploy"); !s.Locks[0].Held || s.Locks[0].Token != id.token {
+				t.Errorf("status through LOCK_URL = %+v; want held with token %d", s.Locks[0], id.token)
+			}
+			release()
+			if code := holder.wait(t); code != 0 {
+				t.Fatalf("holder exited %d", code)
+			}
+			r := h.mustRun(0, "run", "--key", "deploy", "--", "sh", "-c", `echo "$LOCK_TOKEN"`)
+			if token, _ := strconv.ParseUint(strings.TrimSpace(r.stdout), 10, 64); token <= id.token {
+				t.Errorf("next holder's token %q, want more than %d", r.stdout, id.token)
+			}
+		})
 	}
 }

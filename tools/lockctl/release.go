@@ -62,13 +62,13 @@ func releaseCommand(e *env, args []string) error {
 		// whatever the lookup said.
 		h, held, known, err := lookupHolder(context.Background(), l)
 		if err != nil {
-			return backendError(err, i == 0, fmt.Sprintf("inspect %q", key))
+			return be.failed(err, i == 0, fmt.Sprintf("inspect %q", key))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
 		err = l.ForceRelease(ctx)
 		cancel()
 		if err != nil {
-			return backendError(err, false, fmt.Sprintf("release %q", key))
+			return be.failed(err, false, fmt.Sprintf("release %q", key))
 		}
 		switch {
 		case !known:

@@ -21,8 +21,8 @@ and file drivers take over at once when lockctl's process is gone, and on
 Linux COMMAND is killed when lockctl is, so a lock never outlives its
 command nor a command its lock.
 
-COMMAND runs with lockctl's standard input, output and error, in lockctl's
-process group, with these added to its environment:
+COMMAND runs with lockctl's standard input, output and error, and these
+added to its environment:
   LOCK_KEY    the key
   LOCK_OWNER  this acquisition's owner token (32 hex digits)
   LOCK_TOKEN  its fencing token: a number that grows with every acquisition
@@ -38,6 +38,13 @@ Lost lock: if the lock stops being held while COMMAND runs (someone ran
 'lockctl release --force', or the backend could not be reached for a whole
 TTL), COMMAND gets SIGTERM, then SIGKILL after --grace, and lockctl exits 79.
 
+Process tree: outside a terminal's foreground, COMMAND runs in a process
+group apart from lockctl's; signals, a lost lock's SIGTERM and SIGKILL go
+to the whole group; what COMMAND leaves running in it is stopped before the
+lock is released; and if lockctl is killed, a guard process stops the
+group. A process that leaves the group (setsid, as daemons do) runs on
+outside the lock.
+
 While it waits on a terminal, lockctl shows on stderr how long it has waited
 and who holds the lock.
 
@@ -52,7 +59,8 @@ Exit status:
           it waited for the lock (COMMAND did not run)
   64      usage error: a bad flag or argument
   70      the lock backend failed after it had been reached
-  75      the lock is held by someone else, or --wait ran out
+  75      the lock is held by someone else, or --wait ran out (--busy-exit
+          chooses another status, as flock's -E does)
   78      configuration error: unknown driver, bad path, unreachable server
   79      the lock was lost while COMMAND ran, and COMMAND was stopped
   126     COMMAND cannot be run
@@ -60,9 +68,18 @@ Exit status:
 A COMMAND that itself exits with one of these numbers cannot be told apart
 by status alone: lockctl also says what happened on stderr.
 
+Durations (--ttl, --wait, --retry-delay, --grace) are seconds, as flock's
+-w takes them (60, 2.5), or carry a unit (90s, 10m, 1h30m, 500ms).
+
 Examples:
   # Skip this run (exit 75) if the previous backup still holds the lock.
   lockctl run --key backup --ttl 2m -- /usr/local/bin/backup
+
+  # In a crontab: skip quietly (no mail, status 0) while the last run works.
+  */5 * * * * lockctl run --quiet --busy-exit 0 --key sync -- /usr/local/bin/sync
+
+  # In a crontab: wait up to 60 seconds for the previous run, then give up.
+  0 * * * * lockctl run --wait 60 --key report -- /usr/local/bin/report
 
   # Wait up to ten minutes for the lock, showing who holds it.
   lockctl run --key deploy --wait 10m -- ./deploy.sh production
@@ -82,6 +99,8 @@ type runOptions struct {
 	wait       time.Duration
 	retryDelay time.Duration
 	grace      time.Duration
+	busyExit   int
+	quiet      bool
 	verbose    bool
 	backend    backendFlags
 }
@@ -90,10 +109,12 @@ func runCommand(e *env, args []string) error {
 	var o runOptions
 	fs := newFlagSet("run")
 	fs.StringVar(&o.key, "key", "", "the lock's `key` (required)")
-	fs.DurationVar(&o.ttl, "ttl", 30*time.Second, "how long the lock outlives a lockctl that dies without releasing it;\nat least 1ms (default 30s)")
-	fs.DurationVar(&o.wait, "wait", 0, "how long to wait for a held lock; 0 gives up at once with status 75\n(default 0)")
-	fs.DurationVar(&o.retryDelay, "retry-delay", lockDefaultRetryDelay, "how often to try again while waiting, when the backend cannot\nannounce releases (default 100ms)")
-	fs.DurationVar(&o.grace, "grace", 10*time.Second, "after a lost lock, how long COMMAND has between SIGTERM and SIGKILL\n(default 10s)")
+	durationVar(fs, &o.ttl, "ttl", 30*time.Second, "the `duration` a lock outlives a lockctl that dies without releasing it;\nat least 1ms (default 30s)")
+	durationVar(fs, &o.wait, "wait", 0, "the longest `duration` to wait for a held lock; 0 gives up at once with\nthe busy status (default 0)")
+	durationVar(fs, &o.retryDelay, "retry-delay", lockDefaultRetryDelay, "the `duration` between tries while waiting, when the backend cannot\nannounce releases (default 100ms)")
+	durationVar(fs, &o.grace, "grace", 10*time.Second, "the `duration` COMMAND has between SIGTERM and SIGKILL after a lost lock\n(default 10s)")
+	fs.IntVar(&o.busyExit, "busy-exit", exitBusy, "the exit `status` when the key is held, or --wait ran out: 0 to 255, as\nflock's -E; 0 makes a skipped run a success (default 75)")
+	fs.BoolVar(&o.quiet, "quiet", false, "say nothing when the key is held or --wait runs out (cron mails any output)")
 	fs.BoolVar(&o.verbose, "verbose", false, "say on stderr when lockctl waits, takes and releases the lock")
 	o.backend.register(fs)
 	argv, err := parseArgs(e.stdout, fs, runHelp, args, false)
@@ -116,7 +137,7 @@ func runCommand(e *env, args []string) error {
 		return err
 	}
 	defer m.Close()
-	r := &runner{e: e, o: o, m: m, path: path, argv: argv}
+	r := &runner{e: e, o: o, be: be, m: m, path: path, argv: argv}
 	return r.run()
 }
 
@@ -139,6 +160,10 @@ func (o *runOptions) validate(argv []string) error {
 		return usageError("run", "--retry-delay %v is too short: it must be at least 1ms", o.retryDelay)
 	case o.grace < 0:
 		return usageError("run", "--grace %v is negative", o.grace)
+	case o.busyExit < 0 || o.busyExit > 255:
+		return usageError("run", "--busy-exit %d is not an exit status: want 0 to 255", o.busyExit)
+	case o.quiet && o.verbose:
+		return usageError("run", "--quiet and --verbose contradict each other; give one")
 	}
 	return nil
 }
@@ -147,10 +172,12 @@ func (o *runOptions) validate(argv []string) error {
 type runner struct {
 	e    *env
 	o    runOptions
+	be   backend
 	m    *lock.Manager
 	path string   // the command's executable
 	argv []string // the command and its arguments
 	sigs *signalRouter
+	tree *tree // where the command will run (tree.go)
 
 	// What happened under the lock, set by underLock.
 	ran      bool  // the command started
@@ -169,12 +196,16 @@ func (r *runner) run() error {
 	// The first call to the backend: it tells an unreachable backend
 	// (a configuration error) from a held key, and names the holder.
 	probe := r.m.Make(r.o.key, r.o.ttl)
+	// The command's process tree is prepared before the wait, so that a
+	// hand-off from the previous holder does not wait for it.
+	r.tree = newTree(r.o.grace)
+	defer r.tree.done()
 	h, held, _, err := lookupHolder(ctx, probe)
 	if err != nil {
 		if e := r.interrupted(ctx); e != nil {
 			return e
 		}
-		return backendError(err, true, "inspect the lock")
+		return r.be.failed(err, true, fmt.Sprintf("inspect %q", r.o.key))
 	}
 	start := time.Now()
 	if r.o.verbose && r.o.wait > 0 && held {
@@ -218,13 +249,13 @@ func (r *runner) underLock(ctx context.Context) error {
 		"LOCK_OWNER="+l.Owner(),
 		"LOCK_TOKEN="+strconv.FormatUint(l.Token(), 10),
 	)
-	c, err := startCommand(r.path, r.argv, environ)
+	c, err := startCommand(r.path, r.argv, environ, r.tree)
 	if err != nil {
 		r.startErr = err
 		return nil
 	}
 	r.ran = true
-	r.sigs.attach(c.cmd.Process)
+	r.sigs.attach(c.signal)
 	onLoss := func() {
 		r.say("lost the lock on %q: %s; sending SIGTERM to the command, SIGKILL in %v", r.o.key, lossReason(context.Cause(ctx)), r.o.grace)
 	}
@@ -243,11 +274,11 @@ func (r *runner) outcome(ctx context.Context, probe *lock.ManagedLock, err error
 	case errors.Is(err, lock.ErrLost) && r.ran:
 		return fail(exitLost, "the lock on %q was lost while the command ran; the command exited with status %d", r.o.key, r.status)
 	case errors.Is(err, lock.ErrLost):
-		return fail(exitLost, "lost the lock on %q before the command started: %v", r.o.key, err)
+		return fail(exitLost, "lost the lock on %q before the command started: %s", r.o.key, lossReason(err))
 	case r.ran && err != nil:
 		// The command ran under the lock from start to end; only the
 		// release failed, and the lock will expire by its TTL.
-		r.say("warning: the command finished, but releasing the lock failed (it expires within %v): %v", r.o.ttl, err)
+		r.say("warning: the command finished, but releasing the lock failed (it expires within %v): %s", r.o.ttl, r.be.diagnose(err, true).why)
 		return &exitError{code: r.status}
 	case r.ran:
 		if r.o.verbose {
@@ -261,16 +292,18 @@ func (r *runner) outcome(ctx context.Context, probe *lock.ManagedLock, err error
 	switch {
 	case errors.Is(err, lock.ErrNotAcquired):
 		return r.busy(ctx, probe, start)
-	case errors.Is(err, lock.ErrInvalidArgument):
-		return fail(exitUsage, "run: %v", err)
 	case err != nil:
-		return fail(exitSoftware, "cannot take the lock on %q: %v", r.o.key, err)
+		return r.be.failed(err, false, fmt.Sprintf("take the lock on %q", r.o.key))
 	}
 	return fail(exitSoftware, "the lock on %q was taken but the command did not run", r.o.key)
 }
 
-// busy is the error for a key that was held: it names the holder.
+// busy is the error for a key that was held: it names the holder, unless
+// --quiet asks for silence.
 func (r *runner) busy(ctx context.Context, probe *lock.ManagedLock, start time.Time) error {
+	if r.o.quiet {
+		return &exitError{code: r.o.busyExit}
+	}
 	now := time.Now()
 	msg := fmt.Sprintf("%q is held", r.o.key)
 	if h, held, known, err := lookupHolder(ctx, probe); err == nil && known && held {
@@ -279,7 +312,7 @@ func (r *runner) busy(ctx context.Context, probe *lock.ManagedLock, start time.T
 	if r.o.wait > 0 {
 		msg += fmt.Sprintf("; gave up after waiting %v", now.Sub(start).Round(time.Millisecond))
 	}
-	return fail(exitBusy, "%s", msg)
+	return fail(r.o.busyExit, "%s", msg)
 }
 
 // interrupted is the error for a run that a signal ended while it waited,
@@ -298,14 +331,22 @@ func (r *runner) say(format string, args ...any) {
 }
 
 // lossReason says why the lock was lost, from the cause of the command's
-// context.
+// context: the reason the engine reports, the new holder's token when
+// another owner took over, and the backend's last error.
 func lossReason(cause error) string {
 	var lost *lock.LostError
-	switch {
-	case !errors.As(cause, &lost):
+	if !errors.As(cause, &lost) {
 		return cause.Error()
-	case lost.Cause != nil:
-		return lost.Cause.Error()
 	}
-	return "a refresh found it freed or taken by another owner"
+	msg := lost.Reason.String()
+	if lost.Token != 0 {
+		msg += fmt.Sprintf(" (fencing token %d holds it now)", lost.Token)
+	}
+	if !lost.Since.IsZero() {
+		msg += fmt.Sprintf(", failing since %s", lost.Since.Format(time.TimeOnly))
+	}
+	if lost.Cause != nil && !errors.Is(lost.Cause, lock.ErrClosed) {
+		msg += ": " + stripLayers(lost.Cause.Error())
+	}
+	return msg
 }

@@ -248,7 +248,8 @@ while kill -0 $pid 2>/dev/null; do wait $pid; done
 		if got := strings.TrimSpace(readFile(t, marker)); got != "TERM" {
 			t.Errorf("command got %q, want TERM", got)
 		}
-		p.stderr.waitFor(t, "lost the lock")
+		// Why: the reason the engine reports, not just "lost".
+		p.stderr.waitFor(t, "lost the lock on \"k\": the backend no longer had it")
 	})
 	t.Run("SIGKILL after grace", func(t *testing.T) {
 		h := newHarness(t)

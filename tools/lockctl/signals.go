@@ -33,14 +33,15 @@ func (e *interruptedError) Error() string { return "interrupted by " + signalNam
 //   - after the command exited: it is ignored, so that the release is not
 //     cut short.
 //
-// The command runs in lockctl's own process group, so that it can read
-// the terminal and job control (^Z, fg) treats the pair as one job. The
-// price is that keys typed on a terminal (^C, ^\) signal the whole
-// foreground group, the command included: forwarding those as well would
-// deliver them twice, and many programs take a second SIGINT as "stop now,
-// skip the cleanup". So SIGINT and SIGQUIT are not forwarded while lockctl's
-// group is the foreground group of its controlling terminal: the terminal
-// has delivered them already. The cost is that `kill -INT <lockctl pid>`
+// In the foreground of a terminal, the command runs in lockctl's own process
+// group (see tree.go), so that it can read the terminal and job control (^Z,
+// fg) treats the pair as one job. The price is that keys typed on a terminal
+// (^C, ^\) signal the whole foreground group, the command included:
+// forwarding those as well would deliver them twice, and many programs take
+// a second SIGINT as "stop now, skip the cleanup". So SIGINT and SIGQUIT are
+// not forwarded while lockctl's group is the foreground group of its
+// controlling terminal: the terminal has delivered them already. Elsewhere
+// the command has a group of its own, and every signal goes to that group. The cost is that `kill -INT <lockctl pid>`
 // from elsewhere does not reach a command in the foreground of a terminal;
 // signal the process group, or send SIGTERM, which is always forwarded.
 type signalRouter struct {
@@ -50,7 +51,7 @@ type signalRouter struct {
 
 	mu      sync.Mutex
 	phase   routerPhase
-	proc    *os.Process
+	send    func(syscall.Signal) // delivers to the running command's tree
 	pending []syscall.Signal
 }
 
@@ -95,7 +96,7 @@ func (r *signalRouter) route(sig syscall.Signal) {
 	case phaseStarting:
 		r.pending = append(r.pending, sig)
 	case phaseRunning:
-		forward(r.proc, sig)
+		forward(r.send, sig)
 	}
 }
 
@@ -111,14 +112,14 @@ func (r *signalRouter) beginCommand(ctx context.Context) bool {
 	return true
 }
 
-// attach forwards signals to p from now on, starting with those that came
-// while it was being started.
-func (r *signalRouter) attach(p *os.Process) {
+// attach forwards signals with send from now on, starting with those that
+// came while the command was being started.
+func (r *signalRouter) attach(send func(syscall.Signal)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.phase, r.proc = phaseRunning, p
+	r.phase, r.send = phaseRunning, send
 	for _, sig := range r.pending {
-		forward(p, sig)
+		forward(send, sig)
 	}
 	r.pending = nil
 }
@@ -127,7 +128,7 @@ func (r *signalRouter) attach(p *os.Process) {
 func (r *signalRouter) finish() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.phase, r.proc, r.pending = phaseFinished, nil, nil
+	r.phase, r.send, r.pending = phaseFinished, nil, nil
 }
 
 // stop stops catching signals. Signals that come after it have their
@@ -138,13 +139,13 @@ func (r *signalRouter) stop() {
 	<-r.done
 }
 
-// forward sends sig to p, unless the terminal has sent it to p already.
-func forward(p *os.Process, sig syscall.Signal) {
+// forward sends sig with send, unless the terminal has sent it to the
+// command already.
+func forward(send func(syscall.Signal), sig syscall.Signal) {
 	if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inTerminalForeground() {
 		return
 	}
-	// An error means the command has just exited: nothing left to signal.
-	_ = p.Signal(sig)
+	send(sig)
 }
 
 // inTerminalForeground reports whether lockctl's process group is the

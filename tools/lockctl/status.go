@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 const statusHelp = `Usage: lockctl status [flags] KEY...
@@ -95,7 +95,7 @@ func statusCommand(e *env, args []string) error {
 		// Make needs a TTL; looking at a holder does not use it.
 		h, held, known, err := lookupHolder(context.Background(), m.Make(key, time.Second))
 		if err != nil {
-			return backendError(err, i == 0, fmt.Sprintf("inspect %q", key))
+			return be.failed(err, i == 0, fmt.Sprintf("inspect %q", key))
 		}
 		if !known {
 			return fail(exitConfig, "the %s driver cannot describe who holds a lock", be.cfg.Driver)
@@ -140,7 +140,7 @@ func writeStatusTable(w io.Writer, report statusReport, now time.Time) error {
 				pid = strconv.Itoa(s.PID)
 			}
 			if s.Host != "" {
-				host = sanitize(s.Host)
+				host = display(s.Host)
 			}
 			if s.Token != 0 {
 				token = strconv.FormatUint(s.Token, 10)
@@ -152,24 +152,10 @@ func writeStatusTable(w io.Writer, report statusReport, now time.Time) error {
 				expires = "in " + (time.Duration(*s.ExpiresInMS) * time.Millisecond).Round(100*time.Millisecond).String()
 			}
 			if s.Owner != "" {
-				owner = s.Owner
+				owner = display(s.Owner)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", displayKey(s.Key), state, pid, host, token, acquired, expires, owner)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", display(s.Key), state, pid, host, token, acquired, expires, owner)
 	}
 	return tw.Flush()
-}
-
-// displayKey shows a key in a table: as it is when it is plain, quoted when
-// spaces or control characters would break the columns.
-func displayKey(key string) string {
-	for _, r := range key {
-		if r <= ' ' || r == 0x7f || r == '"' {
-			return strconv.Quote(key)
-		}
-	}
-	if key == "" {
-		return `""`
-	}
-	return key
 }

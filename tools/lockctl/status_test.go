@@ -114,3 +114,39 @@ func TestReleaseNeedsForce(t *testing.T) {
 		t.Error("release --force left the key held")
 	}
 }
+
+// Strings from the backend reach the terminal quoted: whoever can write to a
+// shared Redis or lock database chooses them.
+func TestStatusTableQuotesWhatTheBackendHolds(t *testing.T) {
+	hostile := []string{
+		"\x1b]0;pwned\x07",      // OSC: set the window title
+		"\x1b[2J",               // clear the screen
+		"key\u009b31m",          // C1 CSI: colours
+		"\u202egnp.exe",         // a right-to-left override disguising a name
+		"two\nlines",            // a fake second row
+		"tab\there",             // a fake column
+		"nul\x00byte",           // cut short by some terminals
+		"zero\u200bwidth space", // invisible
+	}
+	report := statusReport{}
+	for _, s := range hostile {
+		left := int64(1000)
+		report.Locks = append(report.Locks, lockStatus{Key: s, Held: true, Owner: s, Host: s, PID: 7, ExpiresInMS: &left})
+	}
+	var out strings.Builder
+	if err := writeStatusTable(&out, report, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	table := out.String()
+	for _, bad := range []string{"\x1b", "\u009b", "\u202e", "\x07", "\x00", "\u200b", "\t", "two\nlines"} {
+		if strings.Contains(table, bad) {
+			t.Errorf("the table shows %q raw:\n%s", bad, table)
+		}
+	}
+	if lines := strings.Count(table, "\n"); lines != len(hostile)+1 {
+		t.Errorf("the table has %d lines for %d locks and a header:\n%s", lines, len(hostile), table)
+	}
+	if text := holderText(driverHolder("\x1b[2J"), time.Now()); strings.Contains(text, "\x1b") {
+		t.Errorf("holderText shows an escape raw: %q", text)
+	}
+}

@@ -24,6 +24,12 @@ func checkOneLineError(t *testing.T, r result, code int, want string) {
 			t.Errorf("stderr %q looks like a crash", r.stderr)
 		}
 	}
+	// In the user's terms: not the SDK's stacked prefixes, nor its Go API.
+	for _, layer := range []string{": lock: ", "lock driver", "lock.", "for flag -"} {
+		if strings.Contains(r.stderr, layer) {
+			t.Errorf("stderr %q has the SDK's layers (%q) in it", r.stderr, layer)
+		}
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -37,12 +43,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--", "true"}, "--key is required"},
 		{[]string{"run", "--key", "k", "--ttl", "0", "--", "true"}, "--ttl 0s is too short"},
 		{[]string{"run", "--key", "k", "--ttl", "500us", "--", "true"}, "at least 1ms"},
-		{[]string{"run", "--key", "k", "--ttl", "soon", "--", "true"}, "invalid value"},
+		{[]string{"run", "--key", "k", "--ttl", "soon", "--", "true"}, `--ttl "soon": want seconds (60, 2.5) or a duration with a unit`},
+		{[]string{"run", "--key", "k", "--wait", "1e3", "--", "true"}, "want seconds"},
+		{[]string{"run", "--key", "k", "--wait", "99999999999", "--", "true"}, "too long"},
+		{[]string{"run", "--key", "k", "--busy-exit", "256", "--", "true"}, "--busy-exit 256 is not an exit status"},
+		{[]string{"run", "--key", "k", "--busy-exit", "x", "--", "true"}, `--busy-exit "x": not a whole number`},
+		{[]string{"run", "--key", "k", "--quiet", "--verbose", "--", "true"}, "contradict"},
 		{[]string{"run", "--key", "k", "--wait", "-1s", "--", "true"}, "--wait -1s is negative"},
 		{[]string{"run", "--key", "k", "--retry-delay", "0", "--", "true"}, "--retry-delay"},
 		{[]string{"run", "--key", "k", "--grace", "-1s", "--", "true"}, "--grace"},
 		{[]string{"run", "--key", "k", "--redis-url", "redis://localhost", "--", "true"}, "add --driver redis"},
-		{[]string{"run", "--key", strings.Repeat("k", 2000), "--", "true"}, "key"},
+		{[]string{"run", "--key", strings.Repeat("k", 2000), "--", "true"}, "--key: is 2000 bytes"},
+		{[]string{"run", "--key", "a\xffb", "--", "true"}, "--key: must be valid UTF-8"},
 		{[]string{"status"}, "missing KEY"},
 		{[]string{"status", "--json", "k", "--nope"}, "-nope"},
 		{[]string{"release", "--force"}, "missing KEY"},
@@ -77,7 +89,10 @@ func TestConfigurationErrors(t *testing.T) {
 		{"file without a directory", nil, []string{"--driver", "file"}, "--dir"},
 		{"redis without a URL", nil, []string{"--driver", "redis"}, "--redis-url"},
 		{"redis with a bad URL", nil, []string{"--driver", "redis", "--redis-url", "http://localhost"}, "scheme"},
-		{"unreachable redis", nil, []string{"--driver", "redis", "--redis-url", "redis://127.0.0.1:1"}, "cannot reach the lock backend"},
+		{"unreachable redis", nil, []string{"--driver", "redis", "--redis-url", "redis://127.0.0.1:1"}, "redis at 127.0.0.1:1: cannot inspect \"k\": cannot connect to 127.0.0.1:1: connection refused; is the server running"},
+		{"unreachable postgres", nil, []string{"--url", "postgres://127.0.0.1:1/test"}, "postgres at 127.0.0.1:1: cannot inspect \"k\": cannot connect to 127.0.0.1:1"},
+		{"unknown redis host", nil, []string{"--driver", "redis", "--redis-url", "redis://no-such-host.invalid:6379"}, "cannot resolve the host name no-such-host.invalid"},
+		{"a password is not shown", nil, []string{"--driver", "redis", "--redis-url", "redis://u:hunter2@127.0.0.1:1"}, "redis at 127.0.0.1:1"},
 		{"no state directory", []string{"LOCK_SQLITE_PATH=", "XDG_STATE_HOME=", "HOME="}, nil, "--sqlite-path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,4 +163,14 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "lockctl ") || !strings.Contains(r.stdout, runtime.Version()) || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("version printed %q, want one line with lockctl's version and %s", r.stdout, runtime.Version())
 	}
+}
+
+// "--" is the end of the flags, never a flag's value.
+func TestDoubleDashIsNeverAFlagValue(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("status", "--prefix", "--", "a", "--json")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--prefix needs a value") {
+		t.Fatalf("status --prefix -- a --json: exit %d, stderr %q; want a usage error naming --prefix", r.code, r.stderr)
+	}
+	h.mustRun(0, "status", "--prefix=--", "a") // the value "--" itself, when asked for
 }

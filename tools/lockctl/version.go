@@ -8,8 +8,9 @@ import (
 
 const versionHelp = `Usage: lockctl version
 
-Print lockctl's module version, the version of the lock SDK it was built
-with, and the Go toolchain. A binary built from a checkout says "(devel)";
+Print lockctl's module version, the version of the lock SDK
+(github.com/zerotal/lock/sdk/go) it was built with, which decides the lock
+semantics, and the Go toolchain. A binary built from a checkout says "(devel)";
 one installed with 'go install …@VERSION' says VERSION.
 
 Example:
@@ -48,9 +49,8 @@ func versionLine() string {
 			}
 		}
 	}
-	line := "lockctl " + version
-	if sdk != "" && sdk != version {
-		line += ", sdk " + sdk
+	if sdk == "" {
+		sdk = "(unknown)"
 	}
-	return fmt.Sprintf("%s (%s %s/%s)", line, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("lockctl %s, lock SDK %s (%s %s/%s)", version, sdk, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 	lock "github.com/zerotal/lock/sdk/go"
 	"golang.org/x/term"
 )

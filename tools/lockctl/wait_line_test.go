@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zerotal/lock/core/driver"
+	"github.com/zerotal/lock/driver"
 )
 
 func TestWaitLineText(t *testing.T) {
@@ -24,7 +24,7 @@ func TestWaitLineText(t *testing.T) {
 		{"free between attempts", time.Second, driver.Holder{}, false, true, `lockctl: waiting 1.0s for "k": free, taking it`},
 		{"holder unknown", time.Second, driver.Holder{}, false, false, `lockctl: waiting 1.0s for "k"`},
 		{"driver records little", 0, driver.Holder{Owner: "abc"}, true, true, `lockctl: waiting 0.0s for "k": held by another owner`},
-		{"host with a newline", 0, driver.Holder{Host: "evil\nhost"}, true, true, `lockctl: waiting 0.0s for "k": held by a process on evil?host`},
+		{"host with a newline", 0, driver.Holder{Host: "evil\nhost"}, true, true, `lockctl: waiting 0.0s for "k": held by a process on "evil\nhost"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := waitLineText("k", tc.waited, tc.h, tc.held, tc.known, now); got != tc.want {

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -46,5 +47,43 @@ func TestCloseLetsWokenWaitersLeave(t *testing.T) {
 	}
 	if h, held, err := holder.Inspect(ctx, key); err != nil || held {
 		t.Fatalf("Inspect after Close = %+v, %v, %v; want the waiter's key released by its leave", h, held, err)
+	}
+}
+
+// Calls whose contexts end while their Driver closes leave nothing running
+// after Close: an abandoned shared command is waited for in the background,
+// and Close must neither race with that wait starting (run with -race) nor
+// return before it ends (goleak, in TestMain).
+func TestCloseWhileSharedCallsAreAbandoned(t *testing.T) {
+	s := startServer(t)
+	for round := range 20 {
+		d := New(s.client(t), WithSharedRoundTrips(true))
+		key := testKey(t, "abandoned")
+		const callers = 8
+		started, done := make(chan struct{}, callers), make(chan struct{})
+		for i := range callers {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for j := range 50 {
+					// A deadline short enough that some calls end while
+					// their command is queued, which abandons it.
+					ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i*j%7)*20*time.Microsecond)
+					_, _ = d.Acquire(ctx, key, newOwner(), time.Second)
+					cancel()
+					if j == 0 {
+						started <- struct{}{}
+					}
+				}
+			}()
+		}
+		for range round % callers { // Close after more and more callers have begun
+			<-started
+		}
+		if err := d.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		for range callers {
+			<-done
+		}
 	}
 }

@@ -341,7 +341,7 @@ func (d *Driver) Close() error {
 		if d.ownsClient {
 			err = d.client.Close()
 		}
-		d.scripts.waiters.Wait() // the client's close ended what they wait for
+		d.scripts.close() // the client's close ended what they wait for
 	})
 	return err
 }

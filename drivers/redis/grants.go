@@ -238,8 +238,14 @@ func (g *grantListener) forget(f *feed) {
 }
 
 // closeLater closes f in the background: the caller holds mu, which f's
-// goroutines take. The caller holds mu.
+// goroutines take. After close it does nothing: close has closed every feed
+// that still had channels, and a waiter's late unsubscribe must neither add
+// to closing while close waits for it nor start a goroutine that outlives
+// close.
 func (g *grantListener) closeLater(f *feed) {
+	if g.closed {
+		return
+	}
 	g.closing.Add(1)
 	go func() {
 		defer g.closing.Done()

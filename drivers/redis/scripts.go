@@ -106,6 +106,8 @@ type scriptRunner struct {
 	busy    atomic.Int32           // calls in flight
 	behind  atomic.Int32           // abandoned shared commands not yet run: later calls queue behind them
 	waiters sync.WaitGroup         // the goroutines that wait for those commands
+	mu      sync.Mutex             // guards closed against the waiters' Add
+	closed  bool                   // set by close: no more waiter goroutines
 	noFcall atomic.Bool            // set once FCALL or FUNCTION LOAD is refused: EVAL from then on
 	loadMu  sync.Mutex             // one FUNCTION LOAD at a time
 }
@@ -217,18 +219,32 @@ func (r *scriptRunner) do(ctx context.Context, c *scriptCall, cmd []any) *goredi
 	f := r.shared.Submit(ctx, reply)
 	if err := f.WaitContext(ctx); err != nil && ctx.Err() != nil {
 		c.abandoned = true
-		r.behind.Add(1)
-		r.waiters.Add(1)
-		go func() {
-			defer r.waiters.Done()
-			defer r.behind.Add(-1)
-			_ = f.Wait() // ends when the command has run, or the client closes
-		}()
+		r.mu.Lock()
+		if !r.closed { // after close no leave is left for behind to order
+			r.behind.Add(1)
+			r.waiters.Add(1)
+			go func() {
+				defer r.waiters.Done()
+				defer r.behind.Add(-1)
+				_ = f.Wait() // ends when the command has run, or the client closes
+			}()
+		}
+		r.mu.Unlock()
 		ended := goredis.NewCmd(ctx)
 		ended.SetErr(err)
 		return ended
 	}
 	return reply
+}
+
+// close waits for the goroutines that wait for abandoned commands, and stops
+// new ones: a call still in flight when its Driver closes may be abandoned
+// while close waits.
+func (r *scriptRunner) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.waiters.Wait()
 }
 
 // sharedRoundTrips returns the auto-pipeliner the calls of c share round

@@ -101,7 +101,11 @@ func TestADaemonizingCommandLeavesTheLock(t *testing.T) {
 		t.Fatal("this test needs setsid (apt-get install util-linux)")
 	}
 	h := newHarness(t)
-	holder, daemon := startTree(t, h, setsid+` sleep 60 </dev/null >/dev/null 2>&1 & echo "child $!"; sleep 0.2`, "--grace", "1s")
+	// The daemon writes the marker once it has left the group (setsid,
+	// not a group leader here, calls setsid(2) and execs sh in the same
+	// process); the command ends only after that.
+	marker := h.path("left-the-group")
+	holder, daemon := startTree(t, h, setsid+` sh -c 'echo > "$0"; exec sleep 60' '`+marker+`' </dev/null >/dev/null 2>&1 & echo "child $!"; while [ ! -e '`+marker+`' ]; do sleep 0.01; done`, "--grace", "1s")
 	if code := holder.wait(t); code != 0 {
 		t.Fatalf("lockctl exited %d; stderr:\n%s", code, holder.stderr.text())
 	}

@@ -235,7 +235,7 @@ sleep 1000 & pid=$!
 echo ready
 while kill -0 $pid 2>/dev/null; do wait $pid; done
 `)
-		p := h.startWith(startOptions{env: []string{"M=" + marker}}, "run", "--key", "k", "--ttl", "600ms", "--", cmd)
+		p := h.startWith(startOptions{env: []string{"M=" + marker}}, "run", "--key", "k", "--ttl", "3s", "--", cmd)
 		p.stdout.waitFor(t, "ready")
 		r := h.mustRun(0, "release", "--force", "k")
 		if want := "was held by pid " + strconv.Itoa(p.cmd.Process.Pid); !strings.Contains(r.stdout, want) {
@@ -253,7 +253,7 @@ while kill -0 $pid 2>/dev/null; do wait $pid; done
 	})
 	t.Run("SIGKILL after grace", func(t *testing.T) {
 		h := newHarness(t)
-		p := h.start("run", "--key", "k", "--ttl", "600ms", "--grace", "200ms", "--",
+		p := h.start("run", "--key", "k", "--ttl", "3s", "--grace", "200ms", "--",
 			"sh", "-c", `trap "" TERM; echo $$; echo ready; exec sleep 1000`)
 		pid, err := strconv.Atoi(p.stdout.waitFor(t, ""))
 		if err != nil {

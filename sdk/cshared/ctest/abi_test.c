@@ -329,10 +329,10 @@ static void test_callbacks(void) {
 
 	// With refresh, a callback longer than the TTL keeps the lock.
 	memset(&s, 0, sizeof s);
-	s.wait_lost_ms = 700;
+	s.wait_lost_ms = 2200; /* over twice the TTL; a refresh may stall ~0.6 s */
 	zl_options refresh = {0};
 	refresh.refresh = 1;
-	EXPECT(zl_try(m, "cb/refresh", 300, &refresh, callback, &s), ZL_OK);
+	EXPECT(zl_try(m, "cb/refresh", 1000, &refresh, callback, &s), ZL_OK);
 	CHECK(s.lost_seen == 0);
 
 	// With refresh, a lock taken away is found by the next refresh.

@@ -25,7 +25,7 @@ test('a 10 ms interval keeps ticking on time while Lock.block waits 1 s', async 
   for (let i = 1; i < ticks.length; i++) worst = Math.max(worst, ticks[i] - ticks[i - 1]);
   t.diagnostic(`${ticks.length} ticks in ${Math.round(waited)} ms, longest gap ${worst.toFixed(1)} ms`);
   assert.ok(ticks.length >= 50, `only ${ticks.length} ticks of 10 ms in ${waited} ms`);
-  assert.ok(worst < 100, `the event loop stalled for ${worst} ms`);
+  assert.ok(worst < 250, `the event loop stalled for ${worst} ms`); // a wait would block it for the whole 1 s
   await holder.release();
 });
 
@@ -45,7 +45,7 @@ test('16 concurrent waits and 16 held, refreshed locks leave the thread pool fre
   const finished = new Promise((r) => (finish = r));
   let entered = 0;
   const holds = Array.from({ length: n }, (_, i) =>
-    m.try(`refreshed:${i}`, 0.3, async (held, signal) => {
+    m.try(`refreshed:${i}`, 1, async (held, signal) => {
       entered++;
       await finished;
       return signal.aborted;
@@ -63,8 +63,9 @@ test('16 concurrent waits and 16 held, refreshed locks leave the thread pool fre
   t.diagnostic(`fs + crypto + a refresh took ${took.toFixed(1)} ms with ${n} waits and ${n} held locks`);
   assert.ok(took < 500, `thread-pool work took ${took} ms while locks waited`);
 
-  // The refreshed locks outlive their 300 ms TTL, and the waits get theirs.
-  await new Promise((r) => setTimeout(r, 700));
+  // The refreshed locks outlive their 1 s TTL (a refresh may stall ~0.6 s),
+  // and the waits get theirs.
+  await new Promise((r) => setTimeout(r, 2200));
   finish();
   assert.deepEqual(await Promise.all(holds), Array(n).fill(false), 'no refreshed lock was lost');
   await Promise.all(holders.map((h) => h.release()));

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pathlib
 import threading
 import time
 from collections.abc import Callable
@@ -52,3 +53,9 @@ def open_fds() -> set[int]:
             continue  # the directory os.listdir had open
         fds.add(fd)
     return fds
+
+
+def queued_tickets(lock_dir: str) -> int:
+    """How many waiters the file driver's lock directory has queued: each is
+    a ticket file ("t." and a sequence number) in its key's room."""
+    return sum(1 for _ in pathlib.Path(lock_dir).rglob("t.*"))

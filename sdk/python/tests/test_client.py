@@ -11,12 +11,13 @@ library, whose zl_test_live_handles lets them check that no handle leaks.
 
 import json
 import signal
+import tempfile
 import threading
 import time
 import unittest
 import uuid
 
-from support import eventually, library_threads, live_handles, open_fds
+from support import eventually, library_threads, live_handles, open_fds, queued_tickets
 
 import zerotal_lock as zl
 from zerotal_lock import _abi_gen, _notify
@@ -220,10 +221,10 @@ class RunTest(Base):
 
     def test_refresh_keeps_a_long_run(self):
         def long_work(held):
-            time.sleep(0.7)
+            time.sleep(2.2)  # over twice the TTL; a refresh may stall ~0.6 s
             return held.lost
 
-        self.assertFalse(self.m.try_run(self.key("refresh"), 0.3, long_work, refresh=True))
+        self.assertFalse(self.m.try_run(self.key("refresh"), 1.0, long_work, refresh=True))
 
     def test_lock_taken_away_is_reported(self):
         key = self.key("stolen")
@@ -259,9 +260,11 @@ class ContextManagerTest(Base):
             with self.assertRaises(zl.NotAcquiredError):
                 with self.m.block_lock(key, 5, timeout=0.05, retry_delay=0.005):
                     self.fail("ran under a held key")
-            threading.Thread(target=lk.release).start()
+            releaser = threading.Thread(target=lk.release)
+            releaser.start()
             with self.m.block_lock(key, 5, timeout=5) as held:
                 self.assertGreater(held.token, 0)
+            releaser.join()  # a later test counts the threads alive
 
     def test_waiting_for_block_lock_or_block_run_can_be_interrupted(self):
         key = self.key("interrupt")
@@ -288,13 +291,13 @@ class ContextManagerTest(Base):
     def test_block_lock_waits_on_no_thread_and_leaves_no_descriptor(self):
         key = self.key("threadless")
         before = open_fds()
-        threads = threading.active_count()
+        threads = {t.ident for t in threading.enumerate()}
         seen = []
         with self.m.lock(key, 5) as lk:
             self.assertTrue(lk.acquire())
 
             def release():
-                seen.append((threading.active_count(), library_threads()))
+                seen.append(({t.ident for t in threading.enumerate()} - threads, library_threads()))
                 lk.release()
 
             timer = threading.Timer(0.2, release)
@@ -303,7 +306,7 @@ class ContextManagerTest(Base):
                 self.assertFalse(held.lost)
                 self.assertEqual(library_threads(), [])
             timer.join()
-        self.assertEqual(seen, [(threads + 1, [])])  # the timer's thread only
+        self.assertEqual(seen, [({timer.ident}, [])])  # the timer's thread only
         with self.m.block_lock(key, 5, timeout=0):  # one attempt, and the last write
             pass
         self.assertLessEqual(len(open_fds() - before), 1)  # the library's end, until its next write
@@ -334,21 +337,31 @@ class ContextManagerTest(Base):
             self.assertIsInstance(result.get("error"), zl.ClosedError)
 
     def test_waiting_threads_get_the_key_in_the_order_they_came(self):
+        # The file driver queues each waiter as a ticket file in the key's
+        # room (see queued_tickets), which the test counts: each waiter starts once the one
+        # before it has queued, so the arrival order is known.
+        with tempfile.TemporaryDirectory() as d:
+            m = zl.Manager({"driver": "file", "prefix": "pytest:", "file": {"dir": d}})
+            try:
+                self.fifo(m, lambda: queued_tickets(d))
+            finally:
+                m.close()
+
+    def fifo(self, m, queued):
         key = self.key("fifo")
         order = []
-        with self.m.lock(key, 30) as holder:
+        with m.lock(key, 30) as holder:
             self.assertTrue(holder.acquire())
 
             def waiter(i):
-                with self.m.block_lock(key, 5, timeout=30):
+                with m.block_lock(key, 5, timeout=30):
                     order.append(i)
 
             threads = []
             for i in range(5):
                 threads.append(threading.Thread(target=waiter, args=(i,)))
                 threads[-1].start()
-                time.sleep(0.1)  # arrival order: a hundred times what joining the queue takes
-            time.sleep(0.7)
+                self.assertTrue(eventually(lambda: queued() == i + 1), "waiter %d never queued" % i)
             holder.release()
             for t in threads:
                 t.join(10)

@@ -53,10 +53,12 @@ func TestEngineRunsOnTheDriver(t *testing.T) {
 	})
 
 	t.Run("RefreshOutlivesTheTTL", func(t *testing.T) {
-		const ttl = time.Second
+		// A refresh every second with 3 s of TTL: a keep-alive on a
+		// busy etcd may take most of a second.
+		const ttl = 3 * time.Second
 		other := managers[1].Make("refreshed", ttl)
 		err := managers[0].Try(ctx, "refreshed", ttl, func(ctx context.Context) error {
-			deadline := time.Now().Add(3 * ttl)
+			deadline := time.Now().Add(2 * ttl)
 			for time.Now().Before(deadline) {
 				if ok, err := other.Acquire(ctx); err != nil || ok {
 					t.Errorf("another handle's Acquire during a refreshed Run = %v, %v; want false", ok, err)

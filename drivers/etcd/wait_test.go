@@ -281,7 +281,7 @@ func TestDeadWaiterDoesNotHoldUpTheQueue(t *testing.T) {
 	// deletes their keys through the log; the rest is room for a loaded
 	// machine. Without the waiter lease, the wait would be the dead
 	// waiter's lock TTL, a minute.
-	if waited := time.Since(killed); waited > waiterTTL+2500*time.Millisecond {
+	if waited := time.Since(killed); waited > waiterTTL+5*time.Second {
 		t.Errorf("the waiter behind a killed one got the key %v after the kill; want within the waiter TTL %v and the server's expiry delay", waited, waiterTTL)
 	} else {
 		t.Logf("the waiter behind a killed one got the key %v after the kill (waiter TTL %v)", waited.Round(time.Millisecond), waiterTTL)

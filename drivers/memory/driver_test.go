@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zerotal/lock/driver"
@@ -62,19 +63,23 @@ func TestReleaseIsOwnerGuarded(t *testing.T) {
 }
 
 func TestReacquireBySameOwnerResetsTTLAndKeepsToken(t *testing.T) {
-	ctx := context.Background()
-	d := newDriver(t, memory.NewTable())
-	owner := newOwner()
+	// In a synctest bubble: no real time passes between the calls, so
+	// a loaded machine cannot stretch the gap past the short TTL.
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		d := newDriver(t, memory.NewTable())
+		owner := newOwner()
 
-	first := mustAcquire(t, d, "k", owner, 100*time.Millisecond)
-	second := mustAcquire(t, d, "k", owner, time.Hour)
-	if second != first {
-		t.Fatalf("re-acquire changed the token from %d to %d", first, second)
-	}
-	time.Sleep(150 * time.Millisecond) // past the first TTL
-	if held, _ := d.Exists(ctx, "k"); !held {
-		t.Fatal("re-acquire did not reset the TTL")
-	}
+		first := mustAcquire(t, d, "k", owner, 100*time.Millisecond)
+		second := mustAcquire(t, d, "k", owner, time.Hour)
+		if second != first {
+			t.Fatalf("re-acquire changed the token from %d to %d", first, second)
+		}
+		time.Sleep(150 * time.Millisecond) // past the first TTL
+		if held, _ := d.Exists(ctx, "k"); !held {
+			t.Fatal("re-acquire did not reset the TTL")
+		}
+	})
 }
 
 func TestExpiryOnMillisecondTTL(t *testing.T) {
@@ -115,27 +120,31 @@ func TestExpiredLockCannotBeReleasedOrExtended(t *testing.T) {
 }
 
 func TestExtend(t *testing.T) {
-	ctx := context.Background()
-	d := newDriver(t, memory.NewTable())
-	owner, stranger := newOwner(), newOwner()
+	// In a synctest bubble: no real time passes between the calls, so
+	// a loaded machine cannot stretch the gap past the short TTL.
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		d := newDriver(t, memory.NewTable())
+		owner, stranger := newOwner(), newOwner()
 
-	if ok, err := d.Extend(ctx, "k", owner, time.Minute); ok || err != nil {
-		t.Fatalf("Extend of a free key = %v, %v; want false, nil", ok, err)
-	}
-	if held, _ := d.Exists(ctx, "k"); held {
-		t.Fatal("Extend took a free key")
-	}
-	mustAcquire(t, d, "k", owner, 100*time.Millisecond)
-	if ok, _ := d.Extend(ctx, "k", stranger, time.Hour); ok {
-		t.Fatal("a stranger extended the lock")
-	}
-	if ok, err := d.Extend(ctx, "k", owner, time.Hour); !ok || err != nil {
-		t.Fatalf("owner's Extend = %v, %v; want true, nil", ok, err)
-	}
-	time.Sleep(150 * time.Millisecond) // past the original TTL
-	if held, _ := d.Exists(ctx, "k"); !held {
-		t.Fatal("Extend did not push the expiry out")
-	}
+		if ok, err := d.Extend(ctx, "k", owner, time.Minute); ok || err != nil {
+			t.Fatalf("Extend of a free key = %v, %v; want false, nil", ok, err)
+		}
+		if held, _ := d.Exists(ctx, "k"); held {
+			t.Fatal("Extend took a free key")
+		}
+		mustAcquire(t, d, "k", owner, 100*time.Millisecond)
+		if ok, _ := d.Extend(ctx, "k", stranger, time.Hour); ok {
+			t.Fatal("a stranger extended the lock")
+		}
+		if ok, err := d.Extend(ctx, "k", owner, time.Hour); !ok || err != nil {
+			t.Fatalf("owner's Extend = %v, %v; want true, nil", ok, err)
+		}
+		time.Sleep(150 * time.Millisecond) // past the original TTL
+		if held, _ := d.Exists(ctx, "k"); !held {
+			t.Fatal("Extend did not push the expiry out")
+		}
+	})
 }
 
 func TestForceRelease(t *testing.T) {

@@ -55,13 +55,14 @@ type listener struct {
 	config  *pgx.ConnConfig // nil: no notices (no pool)
 	channel string
 
-	mu      sync.Mutex
-	waiting map[waitID]*waitSlot
-	session session // the listening backend; zero while disconnected
-	stop    context.CancelFunc
-	ready   chan struct{} // closed once the first LISTEN succeeded; nil until started
-	done    chan struct{} // closed when run has returned
-	closed  bool
+	mu       sync.Mutex
+	waiting  map[waitID]*waitSlot
+	session  session // the listening backend; zero while disconnected
+	listened bool    // a session has listened: later changes poke the waiters
+	stop     context.CancelFunc
+	ready    chan struct{} // closed once the first LISTEN succeeded; nil until started
+	done     chan struct{} // closed when run has returned
+	closed   bool
 }
 
 // session identifies the backend that listens: its pid and start time, as
@@ -236,12 +237,15 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 }
 
 // setSession records the listening session and, when it changes after the
-// first, pokes every waiter to poll.
+// first, pokes every waiter to poll. The first needs no poke: the waiters
+// learn of it from ready and queue again under it, and a poke besides would
+// make each try once more for nothing.
 func (l *listener) setSession(s session) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	changed := l.session != s
+	changed := l.session != s && l.listened
 	l.session = s
+	l.listened = l.listened || s.pid != 0
 	if changed {
 		for _, w := range l.waiting {
 			select {

@@ -240,6 +240,10 @@ func TestFirstWaiterTakesAnExpiredKeyWithoutNotice(t *testing.T) {
 	const ttl = 300 * time.Millisecond
 	key, holder, next := testKey(t, "ttl"), newOwner(), newOwner()
 
+	// The lease starts between sent and acquired: the wait can end no
+	// sooner than a TTL after sent, and should end soon after a TTL
+	// after acquired.
+	sent := time.Now()
 	if ok, err := d.Acquire(t.Context(), key, holder, ttl); err != nil || !ok {
 		t.Fatalf("Acquire = %v, %v", ok, err)
 	}
@@ -251,7 +255,7 @@ func TestFirstWaiterTakesAnExpiredKeyWithoutNotice(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("AcquireWait: %v", r.err)
 	}
-	if late := r.at.Sub(acquired); late < ttl-50*time.Millisecond || late > ttl+2*time.Second {
+	if late := r.at.Sub(acquired); r.at.Sub(sent) < ttl-10*time.Millisecond || late > ttl+2*time.Second {
 		t.Fatalf("AcquireWait returned %v after a %v lock was taken; want about its TTL", late, ttl)
 	}
 	mustHold(t, d, key, next)
@@ -693,10 +697,11 @@ func TestContendedWorkersTakeTurns(t *testing.T) {
 		t.Fatalf("%d overlapping critical sections", n)
 	}
 	// In strict turns each worker has total/workers; a late re-queue (a
-	// descheduled worker) shifts a turn or two.
+	// descheduled worker) shifts a turn or two, a loaded machine a few more.
+	// A lock that lets the releaser barge gives one worker most turns.
 	for _, n := range counts {
-		if n < total/workers-5 || n > total/workers+5 {
-			t.Fatalf("acquisitions per worker = %v; want each within 5 of %d (taking turns)", counts, total/workers)
+		if n < total/workers-8 || n > total/workers+8 {
+			t.Fatalf("acquisitions per worker = %v; want each within 8 of %d (taking turns)", counts, total/workers)
 		}
 	}
 }

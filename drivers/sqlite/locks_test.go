@@ -52,7 +52,7 @@ func TestReacquireBySameOwnerResetsTTLAndKeepsToken(t *testing.T) {
 	backends(t, func(t *testing.T, d *Driver) {
 		ctx := testContext(t)
 		owner := newOwner(t)
-		first := mustAcquire(t, d, "k", owner, 200*time.Millisecond)
+		first := mustAcquire(t, d, "k", owner, 2*time.Second) // still held at the re-acquire, on a loaded machine
 		h1, _, err := d.Inspect(ctx, "k")
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zerotal/lock/driver"
@@ -199,28 +200,32 @@ func TestBlockOnMemoryWakesOnReleaseWithoutPolling(t *testing.T) {
 }
 
 func TestLostWithoutRefreshAndKeptWithRefresh(t *testing.T) {
-	m := newManager(t)
-	ctx := context.Background()
-	const ttl = 40 * time.Millisecond
-	work := func(ctx context.Context) error {
-		select {
-		case <-time.After(4 * ttl):
-			return nil
-		case <-ctx.Done():
-			return nil // claims success; the engine must still report the loss
+	// In a synctest bubble: a refresher stalled by a loaded machine
+	// must not lose a lock whose TTL is milliseconds of real time.
+	synctest.Test(t, func(t *testing.T) {
+		m := newManager(t)
+		ctx := context.Background()
+		const ttl = 40 * time.Millisecond
+		work := func(ctx context.Context) error {
+			select {
+			case <-time.After(4 * ttl):
+				return nil
+			case <-ctx.Done():
+				return nil // claims success; the engine must still report the loss
+			}
 		}
-	}
-	err := m.Try(ctx, "k", ttl, work)
-	var lost *lock.LostError
-	if !errors.As(err, &lost) || !errors.Is(err, lock.ErrLost) || lost.Key != "k" {
-		t.Fatalf("without refresh: err = %v; want *LostError", err)
-	}
-	if err := m.Try(ctx, "k", ttl, work, lock.WithRefresh()); err != nil {
-		t.Fatalf("with refresh: err = %v", err)
-	}
-	if err := m.Try(ctx, "k", ttl, work, lock.WithRefreshEvery(5*time.Millisecond)); err != nil {
-		t.Fatalf("with refresh every 5ms: err = %v", err)
-	}
+		err := m.Try(ctx, "k", ttl, work)
+		var lost *lock.LostError
+		if !errors.As(err, &lost) || !errors.Is(err, lock.ErrLost) || lost.Key != "k" {
+			t.Fatalf("without refresh: err = %v; want *LostError", err)
+		}
+		if err := m.Try(ctx, "k", ttl, work, lock.WithRefresh()); err != nil {
+			t.Fatalf("with refresh: err = %v", err)
+		}
+		if err := m.Try(ctx, "k", ttl, work, lock.WithRefreshEvery(5*time.Millisecond)); err != nil {
+			t.Fatalf("with refresh every 5ms: err = %v", err)
+		}
+	})
 }
 
 // A loss to another owner names the new holder's fencing token, and the

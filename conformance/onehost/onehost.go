@@ -31,7 +31,7 @@ const (
 	handoffHold = 2 * time.Millisecond
 	// fairWaiters and fairRun shape the fairness test.
 	fairWaiters = 8
-	fairRun     = 1500 * time.Millisecond
+	fairRun     = 3 * time.Second // long enough that a loaded scheduler's favourites even out
 	fairHold    = 2 * time.Millisecond
 	// promptly bounds what must happen at once (a loaded machine included).
 	promptly = 10 * time.Second

@@ -124,7 +124,6 @@ func outsideEnv(dir string) []string {
 		"GOFLAGS=-mod=mod",
 		"GOPROXY="+proxyURL(dir)+","+proxies,
 		"GONOSUMDB="+strings.TrimSuffix(modulePrefix, "/"),
-		"GONOSUMCHECK=1",
 	)
 }
 

@@ -129,6 +129,11 @@ func (s *Server) run(cmd *exec.Cmd) error {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := client.Ping(ctx).Err()
+		if err == nil {
+			// The answer may come from another test's server that took
+			// the port first: ours then exits, unable to bind.
+			err = s.answersAsItself(ctx, client)
+		}
 		cancel()
 		if err == nil {
 			return nil
@@ -143,6 +148,19 @@ func (s *Server) run(cmd *exec.Cmd) error {
 			return fmt.Errorf("redis-server on port %d did not answer PING: %w", s.port, err)
 		}
 	}
+}
+
+// answersAsItself returns nil when the server answering on s's port is s's
+// own process.
+func (s *Server) answersAsItself(ctx context.Context, client *goredis.Client) error {
+	info, err := client.InfoMap(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	if pid := info["Server"]["process_id"]; pid != strconv.Itoa(s.cmd.Process.Pid) {
+		return fmt.Errorf("port %d is answered by redis-server pid %s, not ours (%d)", s.port, pid, s.cmd.Process.Pid)
+	}
+	return nil
 }
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, "redis-"+strconv.Itoa(s.port)+".log") }

@@ -12,6 +12,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 )
 
 // env is what a command needs from the process, so that tests can give
@@ -55,6 +56,15 @@ See https://github.com/zerotal/lock/blob/main/docs/lockctl.md for the manual.
 `
 
 func main() {
+	// lockctl only waits: for the backend, for its command, for signals.
+	// More than one P adds nothing to that but idle threads that spin
+	// looking for work, on the CPUs the command, and at a hand-off the next
+	// holder, need: measured through tools/bench/handoff_cli.sh, one P
+	// takes 0.4-1.4 ms off a 5 ms hand-off on a 2-CPU machine (docs/benchmarks.md).
+	// A GOMAXPROCS the user set wins.
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+	}
 	os.Exit(lockctl(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
 }
 

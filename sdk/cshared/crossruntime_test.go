@@ -54,7 +54,8 @@ type section struct {
 }
 
 // contender is another runtime's process taking the key: it prints
-// "ready", starts on a line on stdin and writes its sections to log.
+// "ready", starts on a line on stdin, prints "first" after its first round
+// and goes on at the next line, and writes its sections to log.
 type contender struct {
 	who    string
 	cmd    *exec.Cmd
@@ -110,10 +111,7 @@ func contend(t *testing.T, cfg lock.Config) {
 	// Start together: the others are ready once they have loaded the
 	// library and opened their managers.
 	for _, c := range others {
-		ready, err := c.stdout.ReadString('\n')
-		if err != nil || strings.TrimSpace(ready) != "ready" {
-			t.Fatalf("the %s contender did not get ready: %q, %v\n%s", c.who, ready, err, c.stderr.String())
-		}
+		expectLine(t, c, "ready")
 	}
 	for _, c := range others {
 		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
@@ -123,7 +121,7 @@ func contend(t *testing.T, cfg lock.Config) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var sections []section
-	for range crossRounds {
+	for i := range crossRounds {
 		err := m.Block(ctx, key, 10*time.Second, func(ctx context.Context) error {
 			l, _ := lock.FromContext(ctx)
 			start := time.Now().UnixNano()
@@ -138,6 +136,18 @@ func contend(t *testing.T, cfg lock.Config) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if i == 0 {
+			// Every runtime has its first round before any has its
+			// second: none can finish before another has begun.
+			for _, c := range others {
+				expectLine(t, c, "first")
+			}
+			for _, c := range others {
+				if _, err := io.WriteString(c.stdin, "continue\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		time.Sleep(crossHold) // give the others their turn between rounds
 	}
 	for _, c := range others {
@@ -147,6 +157,16 @@ func contend(t *testing.T, cfg lock.Config) {
 		sections = append(sections, readSections(t, c.log)...)
 	}
 	checkSections(t, sections, "go", "python", "node")
+}
+
+// expectLine reads the contender's next line and fails the test unless it
+// is want.
+func expectLine(t *testing.T, c *contender, want string) {
+	t.Helper()
+	line, err := c.stdout.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != want {
+		t.Fatalf("the %s contender did not say %q: %q, %v\n%s", c.who, want, line, err, c.stderr.String())
+	}
 }
 
 func readSections(t *testing.T, path string) []section {

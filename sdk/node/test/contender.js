@@ -7,7 +7,9 @@
 // It opens a manager from CONFIG_JSON, prints "ready" and waits for a line
 // on stdin, then takes KEY ROUNDS times with block, holding it HOLD_MS each
 // time, and writes one line per critical section to LOG: "start_ns end_ns
-// token node", times from the wall clock the other sides read too.
+// token node", times from the wall clock the other sides read too. After its
+// first round it prints "first" and waits for another line, as
+// contender.py does.
 
 const fs = require('node:fs');
 const readline = require('node:readline');
@@ -24,8 +26,9 @@ async function main() {
   const [config, key, rounds, holdMs, logPath] = process.argv.slice(2);
   const m = new LockManager(JSON.parse(config));
   const lines = [];
+  const stdin = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   console.log('ready');
-  await new Promise((resolve) => readline.createInterface({ input: process.stdin }).once('line', resolve));
+  await stdin.next();
   for (let i = 0; i < Number(rounds); i++) {
     await m.block(key, 10, async (lock, signal) => {
       const start = wallNs();
@@ -34,6 +37,10 @@ async function main() {
       if (signal.aborted) throw new Error('lost the lock inside the critical section');
       lines.push(`${start} ${end} ${lock.token} node\n`);
     }, { timeout: 60, retryDelay: 2 });
+    if (i === 0) {
+      console.log('first');
+      await stdin.next();
+    }
     await sleep(Number(holdMs)); // give the other sides their turn between rounds
   }
   await m.close();

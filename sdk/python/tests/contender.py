@@ -7,7 +7,9 @@ It opens a manager from CONFIG_JSON, prints "ready" and waits for a line on
 stdin (the Go side starts its own rounds then), then takes KEY ROUNDS times
 with block_run, holding it HOLD_MS each time, and appends one line per
 critical section to LOG: "start_ns end_ns token python", times from the
-wall clock the Go side reads too.
+wall clock the Go side reads too. After its first round it prints "first"
+and waits for another line: the Go side sends it once every runtime has had
+its first round, so that no runtime can finish before another has begun.
 """
 
 import sys
@@ -32,8 +34,11 @@ def main():
     with zerotal_lock.Manager(config) as m:
         print("ready", flush=True)
         sys.stdin.readline()
-        for _ in range(rounds):
+        for i in range(rounds):
             m.block_run(key, ttl=10, fn=critical, timeout=60, retry_delay=0.002)
+            if i == 0:
+                print("first", flush=True)
+                sys.stdin.readline()
             time.sleep(hold)  # give the other side its turn between rounds
     with open(log_path, "w") as f:
         f.writelines(lines)

@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -283,26 +282,22 @@ func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration) *Member {
 }
 
 // freePorts returns n distinct loopback TCP ports that were free a moment
-// ago, none of them etcd's default ports.
+// ago (see freePort), none of them etcd's default ports.
 func freePorts(n int) ([]int, error) {
 	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
+	seen := map[int]bool{}
 	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		listeners = append(listeners, l) // held until all are chosen, so no port repeats
-		port := l.Addr().(*net.TCPAddr).Port
 		if port == 2379 || port == 2380 {
-			continue // a shared etcd's ports: never ours
+			continue // a shared etcd's ports, should the kernel's range reach them: never ours
 		}
-		ports = append(ports, port)
+		if !seen[port] {
+			seen[port] = true
+			ports = append(ports, port)
+		}
 	}
 	return ports, nil
 }

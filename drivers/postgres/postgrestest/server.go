@@ -193,16 +193,6 @@ func serverUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
 func (s *Server) logPath() string { return filepath.Join(s.dir, "server.log") }
 
@@ -257,7 +247,7 @@ func (s *Server) launch() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, s.URL())
 		if err == nil {
-			err = conn.Ping(ctx)
+			err = s.isOwnServer(ctx, conn)
 			_ = conn.Close(ctx)
 		}
 		cancel()
@@ -274,6 +264,29 @@ func (s *Server) launch() error {
 			return fmt.Errorf("postgres on port %d did not accept connections within %v: %w\n%s", s.port, startTimeout, err, s.Log())
 		}
 	}
+}
+
+// isOwnServer checks that conn reached this Server's postgres, not another
+// one that took the port first (another test's server, started between the
+// check that the port was free and this server's bind): the data directory
+// it serves must be ours.
+func (s *Server) isOwnServer(ctx context.Context, conn *pgx.Conn) error {
+	var dir string
+	if err := conn.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return err
+	}
+	theirs, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("port %d serves data directory %s, not ours: %w", s.port, dir, err)
+	}
+	ours, err := os.Stat(s.dataDir())
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(theirs, ours) {
+		return fmt.Errorf("port %d serves data directory %s, not ours (%s)", s.port, dir, s.dataDir())
+	}
+	return nil
 }
 
 // Log returns what the server has logged so far.

@@ -114,3 +114,34 @@ func TestPauseFreezesAndResumeThaws(t *testing.T) {
 		t.Fatalf("after Resume: %q", got)
 	}
 }
+
+func TestFreePortIsBelowTheEphemeralRange(t *testing.T) {
+	low := ephemeralLow()
+	below := low-lowestPort >= 1000 // else freePort takes the kernel's choice
+	for range 50 {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if below && (port < lowestPort || port >= low) {
+			t.Fatalf("freePort = %d, want a port in [%d, %d)", port, lowestPort, low)
+		}
+	}
+}
+
+func TestAServerOnItsPortIsNotOurs(t *testing.T) {
+	a, b := Start(t), Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, a.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := a.isOwnServer(ctx, conn); err != nil {
+		t.Fatalf("a's own server: %v", err)
+	}
+	if err := b.isOwnServer(ctx, conn); err == nil {
+		t.Fatal("b took a's server for its own")
+	}
+}

@@ -87,16 +87,6 @@ func StartT(t testing.TB, extra ...string) *Server {
 	return s
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // launch starts redis-server on s.port and waits until it answers PING.
 func (s *Server) launch() error {
 	args := append([]string{

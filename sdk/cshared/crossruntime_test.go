@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,9 +30,11 @@ const (
 // TestCrossRuntime has three runtimes take the same key on the same
 // backend: Go (this process, through the Go API), Python and Node.js
 // (other processes, through the C ABI), on one SQLite file, then on one
-// Redis key on a private server. Each logs its critical sections with
-// wall-clock times and fencing tokens; afterwards no two sections may
-// overlap, and tokens must increase along time across the runtimes.
+// Redis key on a private server. Each appends "enter" and "leave" lines
+// with its fencing token to one log file (O_APPEND) as the first and last
+// acts of its critical sections, so the file is the order in which the key
+// was held, with no clocks of three runtimes to compare: no section may
+// begin inside another, and tokens must increase along the file.
 func TestCrossRuntime(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		cfg := lock.Config{Driver: "sqlite", Prefix: "xrt:", SQLite: lock.SQLiteConfig{Path: filepath.Join(t.TempDir(), "locks.db")}}
@@ -46,28 +47,20 @@ func TestCrossRuntime(t *testing.T) {
 	})
 }
 
-// section is one critical section, as a contender logged it.
-type section struct {
-	start, end int64 // wall clock, ns
-	token      uint64
-	who        string
-}
-
 // contender is another runtime's process taking the key: it prints
 // "ready", starts on a line on stdin, prints "first" after its first round
-// and goes on at the next line, and writes its sections to log.
+// and goes on at the next line.
 type contender struct {
 	who    string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *strings.Builder
-	log    string
 }
 
-func startContender(t *testing.T, who string, cmd *exec.Cmd, log string) *contender {
+func startContender(t *testing.T, who string, cmd *exec.Cmd) *contender {
 	t.Helper()
-	c := &contender{who: who, cmd: cmd, log: log, stderr: &strings.Builder{}}
+	c := &contender{who: who, cmd: cmd, stderr: &strings.Builder{}}
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -96,11 +89,16 @@ func contend(t *testing.T, cfg lock.Config) {
 		t.Fatal(err)
 	}
 	key := "contended-" + randomHex(t)
-	args := []string{string(configJSON), key, strconv.Itoa(crossRounds), strconv.Itoa(int(crossHold / time.Millisecond))}
-	pyLog, nodeLog := filepath.Join(t.TempDir(), "python.log"), filepath.Join(t.TempDir(), "node.log")
+	logPath := filepath.Join(t.TempDir(), "sections.log")
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	args := []string{string(configJSON), key, strconv.Itoa(crossRounds), strconv.Itoa(int(crossHold / time.Millisecond)), logPath}
 	others := []*contender{
-		startContender(t, "python", python(t, append([]string{"tests/contender.py"}, append(args, pyLog)...)...), pyLog),
-		startContender(t, "node", node(t, append([]string{"test/contender.js"}, append(args, nodeLog)...)...), nodeLog),
+		startContender(t, "python", python(t, append([]string{"tests/contender.py"}, args...)...)),
+		startContender(t, "node", node(t, append([]string{"test/contender.js"}, args...)...)),
 	}
 	m, err := lock.Open(cfg)
 	if err != nil {
@@ -120,18 +118,18 @@ func contend(t *testing.T, cfg lock.Config) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var sections []section
 	for i := range crossRounds {
 		err := m.Block(ctx, key, 10*time.Second, func(ctx context.Context) error {
 			l, _ := lock.FromContext(ctx)
-			start := time.Now().UnixNano()
+			if _, err := fmt.Fprintf(log, "enter go %d\n", l.Token()); err != nil {
+				return err
+			}
 			time.Sleep(crossHold) // the work
-			end := time.Now().UnixNano()
 			if ctx.Err() != nil {
 				return fmt.Errorf("lost the lock inside the critical section: %w", context.Cause(ctx))
 			}
-			sections = append(sections, section{start, end, l.Token(), "go"})
-			return nil
+			_, err := fmt.Fprintf(log, "leave go %d\n", l.Token())
+			return err
 		}, lock.WithTimeout(time.Minute), lock.WithRetryDelay(2*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
@@ -154,9 +152,16 @@ func contend(t *testing.T, cfg lock.Config) {
 		if err := c.cmd.Wait(); err != nil {
 			t.Fatalf("the %s contender failed: %v\n%s", c.who, err, c.stderr.String())
 		}
-		sections = append(sections, readSections(t, c.log)...)
 	}
-	checkSections(t, sections, "go", "python", "node")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, summary := checkSections(string(data), crossRounds, "go", "python", "node")
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Log(summary)
 }
 
 // expectLine reads the contender's next line and fails the test unless it
@@ -169,64 +174,87 @@ func expectLine(t *testing.T, c *contender, want string) {
 	}
 }
 
-func readSections(t *testing.T, path string) []section {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []section
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var s section
-		if _, err := fmt.Sscanf(line, "%d %d %d %s", &s.start, &s.end, &s.token, &s.who); err != nil {
-			t.Fatalf("bad log line %q: %v", line, err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// checkSections checks the merged log: every round of every runtime is
-// there, each ran while another did (so they did contend), no two
-// sections overlap, and tokens increase along time.
-func checkSections(t *testing.T, sections []section, runtimes ...string) {
-	t.Helper()
-	sort.Slice(sections, func(i, j int) bool { return sections[i].start < sections[j].start })
+// checkSections checks the shared log, in the order its lines were
+// written: each "enter" is followed by the same holder's "leave" before
+// anyone else enters, tokens increase from section to section, each
+// runtime has rounds sections, and each runtime held the key both before
+// and after each other one (so they did contend). It returns what is
+// wrong, and a summary.
+func checkSections(log string, rounds int, runtimes ...string) (problems []string, summary string) {
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	count := map[string]int{}
-	first, last := map[string]int64{}, map[string]int64{}
-	switches := 0
-	for i, s := range sections {
-		count[s.who]++
-		if _, ok := first[s.who]; !ok {
-			first[s.who] = s.start
-		}
-		last[s.who] = s.end
-		if i == 0 {
+	first, last := map[string]int{}, map[string]int{}
+	var inside string // "who token" of the section open at this line, if any
+	var prevToken uint64
+	sections, switches, prevWho := 0, 0, ""
+	for i, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		var what, who string
+		var token uint64
+		if _, err := fmt.Sscanf(line, "%s %s %d", &what, &who, &token); err != nil {
+			fail("log line %d: bad line %q: %v", i+1, line, err)
 			continue
 		}
-		prev := sections[i-1]
-		if s.start < prev.end {
-			t.Errorf("critical sections overlap: %s [%d, %d] token %d and %s [%d, %d] token %d",
-				prev.who, prev.start, prev.end, prev.token, s.who, s.start, s.end, s.token)
-		}
-		if s.token <= prev.token {
-			t.Errorf("fencing token went from %d (%s) to %d (%s)", prev.token, prev.who, s.token, s.who)
-		}
-		if s.who != prev.who {
-			switches++
+		holder := fmt.Sprintf("%s %d", who, token)
+		switch what {
+		case "enter":
+			if inside != "" {
+				fail("log line %d: %s entered while %s held the key", i+1, holder, inside)
+			}
+			if token <= prevToken {
+				fail("log line %d: the fencing token went from %d to %d (%s)", i+1, prevToken, token, who)
+			}
+			inside, prevToken = holder, token
+			count[who]++
+			if _, ok := first[who]; !ok {
+				first[who] = sections
+			}
+			last[who] = sections
+			if prevWho != "" && who != prevWho {
+				switches++
+			}
+			prevWho = who
+			sections++
+		case "leave":
+			if inside != holder {
+				fail("log line %d: %s left, but the key was held by %q", i+1, holder, inside)
+			}
+			inside = ""
+		default:
+			fail("log line %d: bad line %q", i+1, line)
 		}
 	}
+	if inside != "" {
+		fail("%s never left", inside)
+	}
 	for _, a := range runtimes {
-		if count[a] != crossRounds {
-			t.Errorf("sections: %v, want %d of each of %v", count, crossRounds, runtimes)
+		if count[a] != rounds {
+			fail("sections: %v, want %d of each of %v", count, rounds, runtimes)
 		}
 		for _, b := range runtimes {
 			if a != b && (first[a] > last[b] || first[b] > last[a]) {
-				t.Errorf("%s and %s did not run at the same time: %s [%d, %d], %s [%d, %d]", a, b, a, first[a], last[a], b, first[b], last[b])
+				fail("%s and %s did not contend: %s held the key in sections %d..%d, %s in %d..%d", a, b, a, first[a], last[a], b, first[b], last[b])
 			}
 		}
 	}
-	t.Logf("%d sections, the key changed runtime %d times, tokens %d..%d", len(sections), switches, sections[0].token, sections[len(sections)-1].token)
+	return problems, fmt.Sprintf("%d sections, the key changed runtime %d times, tokens up to %d", sections, switches, prevToken)
+}
+
+func TestCheckSectionsFindsWhatIsWrong(t *testing.T) {
+	good := "enter a 1\nleave a 1\nenter b 2\nleave b 2\nenter a 3\nleave a 3\nenter b 4\nleave b 4\n"
+	if problems, _ := checkSections(good, 2, "a", "b"); len(problems) != 0 {
+		t.Fatalf("a good log: %v", problems)
+	}
+	for name, log := range map[string]string{
+		"overlap":       "enter a 1\nenter b 2\nleave a 1\nleave b 2\nenter a 3\nleave a 3\nenter b 4\nleave b 4\n",
+		"token back":    "enter a 1\nleave a 1\nenter b 5\nleave b 5\nenter a 3\nleave a 3\nenter b 6\nleave b 6\n",
+		"no contention": "enter a 1\nleave a 1\nenter a 2\nleave a 2\nenter b 3\nleave b 3\nenter b 4\nleave b 4\n",
+		"never left":    "enter a 1\nleave a 1\nenter b 2\nleave b 2\nenter a 3\nleave a 3\nenter b 4\n",
+		"a round short": "enter a 1\nleave a 1\nenter b 2\nleave b 2\nenter b 4\nleave b 4\n",
+	} {
+		if problems, _ := checkSections(log, 2, "a", "b"); len(problems) == 0 {
+			t.Errorf("%s: no problem found in\n%s", name, log)
+		}
+	}
 }
 
 func randomHex(t *testing.T) string {

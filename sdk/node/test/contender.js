@@ -6,36 +6,30 @@
 //
 // It opens a manager from CONFIG_JSON, prints "ready" and waits for a line
 // on stdin, then takes KEY ROUNDS times with block, holding it HOLD_MS each
-// time, and writes one line per critical section to LOG: "start_ns end_ns
-// token node", times from the wall clock the other sides read too. After its
-// first round it prints "first" and waits for another line, as
-// contender.py does.
+// time, and appends "enter node TOKEN" and "leave node TOKEN" to LOG as the
+// first and last acts of each critical section, into the file every runtime
+// appends to. After its first round it prints "first" and waits for another
+// line, as contender.py does.
 
 const fs = require('node:fs');
 const readline = require('node:readline');
 const { LockManager } = require('..');
 
-// wallNs is the wall clock in nanoseconds, finer than Date.now's ms.
-function wallNs() {
-  return BigInt(Math.floor(performance.timeOrigin * 1e3)) * 1000n + BigInt(Math.floor(performance.now() * 1e6));
-}
-
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const [config, key, rounds, holdMs, logPath] = process.argv.slice(2);
+  const log = fs.openSync(logPath, 'a'); // O_APPEND: each line lands whole, in order
   const m = new LockManager(JSON.parse(config));
-  const lines = [];
   const stdin = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   console.log('ready');
   await stdin.next();
   for (let i = 0; i < Number(rounds); i++) {
     await m.block(key, 10, async (lock, signal) => {
-      const start = wallNs();
+      fs.writeSync(log, `enter node ${lock.token}\n`);
       await sleep(Number(holdMs));
-      const end = wallNs();
       if (signal.aborted) throw new Error('lost the lock inside the critical section');
-      lines.push(`${start} ${end} ${lock.token} node\n`);
+      fs.writeSync(log, `leave node ${lock.token}\n`);
     }, { timeout: 60, retryDelay: 2 });
     if (i === 0) {
       console.log('first');
@@ -44,7 +38,7 @@ async function main() {
     await sleep(Number(holdMs)); // give the other sides their turn between rounds
   }
   await m.close();
-  fs.writeFileSync(logPath, lines.join(''));
+  fs.closeSync(log);
   process.exit(0); // stdin stays open: the Go side closes it only after we exit
 }
 

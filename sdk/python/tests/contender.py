@@ -5,13 +5,17 @@ sdk/cshared).
 
 It opens a manager from CONFIG_JSON, prints "ready" and waits for a line on
 stdin (the Go side starts its own rounds then), then takes KEY ROUNDS times
-with block_run, holding it HOLD_MS each time, and appends one line per
-critical section to LOG: "start_ns end_ns token python", times from the
-wall clock the Go side reads too. After its first round it prints "first"
-and waits for another line: the Go side sends it once every runtime has had
-its first round, so that no runtime can finish before another has begun.
+with block_run, holding it HOLD_MS each time. Inside each critical section
+it appends "enter python TOKEN" as its first act and "leave python TOKEN" as
+its last to LOG, which every runtime appends to (O_APPEND: each line lands
+whole, in the order the writes happened), so the file is the order in which
+the runtimes held the key, with no clock to compare. After its first round
+it prints "first" and waits for another line: the Go side sends it once
+every runtime has had its first round, so that no runtime can finish before
+another has begun.
 """
 
+import os
 import sys
 import time
 
@@ -21,15 +25,14 @@ import zerotal_lock
 def main():
     config, key, rounds, hold_ms, log_path = sys.argv[1:6]
     rounds, hold = int(rounds), int(hold_ms) / 1000
-    lines = []
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def critical(held):
-        start = time.time_ns()
+        os.write(log, b"enter python %d\n" % held.token)
         time.sleep(hold)
-        end = time.time_ns()
         if held.lost:
             raise RuntimeError("lost the lock inside the critical section")
-        lines.append("%d %d %d python\n" % (start, end, held.token))
+        os.write(log, b"leave python %d\n" % held.token)
 
     with zerotal_lock.Manager(config) as m:
         print("ready", flush=True)
@@ -40,8 +43,7 @@ def main():
                 print("first", flush=True)
                 sys.stdin.readline()
             time.sleep(hold)  # give the other side its turn between rounds
-    with open(log_path, "w") as f:
-        f.writelines(lines)
+    os.close(log)
 
 
 if __name__ == "__main__":

@@ -91,10 +91,12 @@ func tidy(r *repo) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := writeProxy(r, dir); err != nil {
+	proxy, home := filepath.Join(dir, "proxy"), filepath.Join(dir, "home")
+	if err := writeProxy(r, proxy); err != nil {
 		return err
 	}
-	env := outsideEnv(dir)
+	env := isolatedEnv(proxy, home)
+	defer cleanModcache(env, home)
 	for _, m := range r.modules {
 		cmd := exec.Command("go", "mod", "tidy")
 		cmd.Dir = filepath.Join(r.root, filepath.FromSlash(m.Dir))
@@ -107,6 +109,38 @@ func tidy(r *repo) error {
 		}
 	}
 	return nil
+}
+
+// isolatedEnv is outsideEnv with a GOPATH and a module cache of its own
+// under home. The shared cache never changes a module it holds, so once it
+// has a sibling at the current version, it would go on serving that copy
+// however the tree changed (a package added since, say); the private cache
+// takes each sibling from the tree's proxy. The shared cache's downloads
+// still serve every other module, ahead of the network.
+func isolatedEnv(proxyDir, home string) []string {
+	env := outsideEnv(proxyDir)
+	out, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	if shared := strings.TrimSpace(string(out)); shared != "" {
+		for i := len(env) - 1; i >= 0; i-- { // the last GOPROXY is the one the go command reads
+			if v, ok := strings.CutPrefix(env[i], "GOPROXY="); ok {
+				first, rest, _ := strings.Cut(v, ",")
+				env[i] = "GOPROXY=" + first + "," + proxyURL(filepath.Join(shared, "cache", "download")) + "," + rest
+				break
+			}
+		}
+	}
+	return append(env, "GOPATH="+filepath.Join(home, "gopath"), "GOMODCACHE="+filepath.Join(home, "modcache"))
+}
+
+// cleanModcache empties the private module cache of env, whose files the go
+// command makes read-only, so that home can be removed.
+func cleanModcache(env []string, home string) {
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return
+	}
+	cmd := exec.Command("go", "clean", "-modcache")
+	cmd.Dir, cmd.Env = home, env
+	_ = cmd.Run()
 }
 
 // outsideEnv is the environment of a go command that sees the repository as

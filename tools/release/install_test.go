@@ -30,19 +30,7 @@ func TestInstallFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	env := outsideEnv(proxy)
-	cache := goEnv(t, "GOMODCACHE")
-	for i, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GOPROXY="); ok {
-			first, rest, _ := strings.Cut(v, ",")
-			env[i] = "GOPROXY=" + first + "," + proxyURL(filepath.Join(cache, "cache", "download")) + "," + rest
-		}
-	}
-	env = append(env,
-		"GOPATH="+filepath.Join(home, "gopath"),
-		"GOMODCACHE="+filepath.Join(home, "modcache"),
-		"GOBIN="+filepath.Join(home, "bin"),
-	)
+	env := append(isolatedEnv(proxy, home), "GOBIN="+filepath.Join(home, "bin"))
 	goCmd := func(dir string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command("go", args...)
@@ -53,7 +41,7 @@ func TestInstallFromOutside(t *testing.T) {
 		}
 		return string(out)
 	}
-	t.Cleanup(func() { goCmd(home, "clean", "-modcache") }) // its files are read-only
+	t.Cleanup(func() { cleanModcache(env, home) }) // its files are read-only
 
 	t.Run("go install lockctl", func(t *testing.T) {
 		goCmd(home, "install", "github.com/zerotal/lock/tools/lockctl@"+r.version)

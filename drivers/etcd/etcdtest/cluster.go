@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerotal/lock/conformance/testport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -282,12 +283,12 @@ func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration) *Member {
 }
 
 // freePorts returns n distinct loopback TCP ports that were free a moment
-// ago (see freePort), none of them etcd's default ports.
+// ago (see testport.Free), none of them etcd's default ports.
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	seen := map[int]bool{}
 	for len(ports) < n {
-		port, err := freePort()
+		port, err := testport.Free()
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/zerotal/lock/conformance/testport"
 )
 
 // InstallHint is how a failure to find the PostgreSQL binaries ends.
@@ -129,7 +130,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	// binds it: try a few.
 	var lastErr error
 	for range 5 {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = testport.Free(); err != nil {
 			t.Fatalf("postgrestest: finding a free port: %v", err)
 		}
 		if lastErr = s.launch(); lastErr == nil {

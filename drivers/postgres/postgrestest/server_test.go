@@ -115,20 +115,6 @@ func TestPauseFreezesAndResumeThaws(t *testing.T) {
 	}
 }
 
-func TestFreePortIsBelowTheEphemeralRange(t *testing.T) {
-	low := ephemeralLow()
-	below := low-lowestPort >= 1000 // else freePort takes the kernel's choice
-	for range 50 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if below && (port < lowestPort || port >= low) {
-			t.Fatalf("freePort = %d, want a port in [%d, %d)", port, lowestPort, low)
-		}
-	}
-}
-
 func TestAServerOnItsPortIsNotOurs(t *testing.T) {
 	a, b := Start(t), Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

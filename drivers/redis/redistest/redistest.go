@@ -24,6 +24,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/zerotal/lock/conformance/testport"
 )
 
 // ErrNoServer is returned when redis-server cannot be found.
@@ -65,7 +66,7 @@ func StartBinary(bin, dir string, extra ...string) (*Server, error) {
 	// A port found free can be taken before redis-server binds it.
 	var lastErr error
 	for range 5 {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = testport.Free(); err != nil {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
 		if lastErr = s.launch(); lastErr == nil {
@@ -408,7 +409,7 @@ func startSentinel(dir string, st *Sentinel, quorum int, downAfter time.Duration
 	s := &Server{bin: bin, dir: dir}
 	var lastErr error
 	for range 5 {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = testport.Free(); err != nil {
 			return nil, err
 		}
 		conf := filepath.Join(dir, "sentinel-"+strconv.Itoa(s.port)+".conf")

@@ -9,6 +9,8 @@ require (
 	github.com/zerotal/lock/sdk/go v0.1.0
 )
 
+require go.yaml.in/yaml/v3 v3.0.6 // indirect
+
 require (
 	github.com/zerotal/lock/drivers/memory v0.1.0 // indirect
 	go.uber.org/goleak v1.3.0

@@ -8,3 +8,5 @@ require (
 	github.com/zerotal/lock/sdk/go v0.1.0
 	go.uber.org/goleak v1.3.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.6 // indirect

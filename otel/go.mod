@@ -20,5 +20,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/zerotal/lock/driver v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

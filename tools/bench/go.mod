@@ -13,6 +13,7 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/zerotal/lock/conformance v0.1.0 // indirect
 	github.com/zerotal/lock/driver v0.1.0 // indirect
 	github.com/zerotal/lock/drivers/memory v0.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

@@ -3,7 +3,6 @@ module github.com/zerotal/lock/tools/lockctl
 go 1.26.0
 
 require (
-	github.com/redis/go-redis/v9 v9.23.0
 	github.com/zerotal/lock/driver v0.1.0
 	github.com/zerotal/lock/drivers/etcd v0.1.0
 	github.com/zerotal/lock/drivers/file v0.1.0
@@ -29,7 +28,9 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/zerotal/lock/conformance v0.1.0 // indirect
 	github.com/zerotal/lock/drivers/memory v0.1.0 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect

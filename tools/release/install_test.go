@@ -105,15 +105,6 @@ func newModule(t *testing.T, path string, files map[string]string) string {
 	return dir
 }
 
-func goEnv(t *testing.T, name string) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", name).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 const memoryProgram = `package main
 
 import (

@@ -234,6 +234,7 @@ class BlockLockTest(AsyncBase):
         m = zl.AsyncManager(CONFIG)
         self.hold(self.key("closing"))
         lost: list[bool] = []
+        holding = asyncio.Event()
 
         async def waiter() -> None:
             async with m.block_lock(self.key("closing"), 5, timeout=60):
@@ -241,11 +242,16 @@ class BlockLockTest(AsyncBase):
 
         async def holder() -> None:
             async with m.block_lock(self.key("free"), 5, timeout=60) as held:
+                holding.set()
                 await held.wait_lost()
                 lost.append(held.lost)
 
         tasks = [asyncio.create_task(waiter()), asyncio.create_task(holder())]
-        await self.until(lambda: m._watchers.watched() == 2, "both tasks wait or hold")
+        # A hold is watched from the start of its wait: the holder must be
+        # in its block, not still waiting for the free key's grant, or
+        # aclose would refuse it rather than end its work.
+        await asyncio.wait_for(holding.wait(), 10)
+        await self.until(lambda: m._watchers.watched() == 2, "the waiter waits and the holder holds")
         await m.aclose()
         results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 5)
         self.assertIsInstance(results[0], zl.ClosedError)

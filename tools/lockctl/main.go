@@ -59,9 +59,9 @@ func main() {
 	// lockctl only waits: for the backend, for its command, for signals.
 	// More than one P adds nothing to that but idle threads that spin
 	// looking for work, on the CPUs the command, and at a hand-off the next
-	// holder, need: measured through tools/bench/handoff_cli.sh, one P
-	// takes 0.4-1.4 ms off a 5 ms hand-off on a 2-CPU machine (docs/benchmarks.md).
-	// A GOMAXPROCS the user set wins.
+	// holder, need. On a 2-CPU machine one P halved the slow tail of the
+	// hand-off between two lockctls (p90 5.8-7.6 ms against 6.6-16.7 ms;
+	// docs/benchmarks.md, "One P"). A GOMAXPROCS the user set wins.
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 	}
